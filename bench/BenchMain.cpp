@@ -1,0 +1,3 @@
+//===- BenchMain.cpp - Google Benchmark entry point ------------------------===//
+#include <benchmark/benchmark.h>
+BENCHMARK_MAIN();

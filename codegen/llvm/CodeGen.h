@@ -1,0 +1,54 @@
+//===- CodeGen.h - Tile IR to an llvm::Module --------------------*- C++ -*-===//
+///
+/// \file
+/// Lowers one planned Tile IR kernel (after the default pass pipeline) to an
+/// llvm::Module with explicit vector types at the target's width: the vector
+/// unit (elementwise ops, fused loops, reductions, conversions, math), the
+/// cube unit (`mma` as a register-blocked FMA micro-kernel), and data movement
+/// (masked loads/stores for tails, gathers). The module defines the three
+/// symbols of jit/Runtime.h for the given stem. Knows nothing of caches or JIT
+/// state.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_CODEGEN_LLVM_CODEGEN_H
+#define TILEJIT_CODEGEN_LLVM_CODEGEN_H
+
+#include "dsl/ir/IR.h"
+#include "dsl/support/Diagnostics.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace tilejit::codegen {
+
+/// What codegen needs to know of the target.
+struct TargetInfo {
+  std::string triple, cpu, features; ///< as given to the TargetMachine
+  unsigned vectorBits = 256;         ///< 512 for AVX-512, 256 for AVX2
+  bool hasF16C = true, hasFMA = true;
+  unsigned f32Lanes() const { return vectorBits / 32; }
+};
+
+/// Lowers `kernel` into a new module in `ctx`. Fails (with diagnostics) only
+/// on IR that the verifier should have rejected or on unsupported forms.
+std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel &kernel,
+                                          llvm::LLVMContext &ctx,
+                                          const TargetInfo &target,
+                                          const std::string &symbolStem,
+                                          DiagnosticEngine &diags);
+
+/// Runs LLVM's optimisation pipeline at `optLevel` (0..3) for `tm`.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                    unsigned optLevel);
+
+} // namespace tilejit::codegen
+
+#endif

@@ -1,0 +1,68 @@
+//===- Frontend.h - .tile source -> checked AST -> Tile IR -------*- C++ -*-===//
+///
+/// \file
+/// The front end's public surface: parse a buffer of the DiagnosticEngine
+/// into an AST, print the AST (the `ast` dump stage), and lower one kernel of
+/// it, specialised, to a verified Tile IR `Kernel`. Nothing here knows LLVM
+/// IR. Every user error is a diagnostic; no ill-typed kernel is returned.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_DSL_FRONTEND_H
+#define TILEJIT_DSL_FRONTEND_H
+
+#include "dsl/ir/IR.h"
+#include "dsl/support/Diagnostics.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilejit::dsl {
+
+namespace ast {
+struct File; // dsl/syntax/AST.h
+}
+
+/// Owns a parsed file (the AST is opaque outside dsl/).
+class ParsedFile {
+public:
+  ~ParsedFile();
+  ParsedFile(ParsedFile &&) noexcept;
+  ParsedFile &operator=(ParsedFile &&) noexcept;
+  const ast::File &ast() const { return *file_; }
+  /// Names of the kernels in the file, in order.
+  std::vector<std::string> kernelNames() const;
+  /// "name: kind [= default]" per compile-time parameter of a kernel, e.g.
+  /// "T: f16|bf16|f32", "D: i64", "CAUSAL: bool = false" (empty if unknown).
+  std::vector<std::string> compileTimeParams(const std::string &kernel) const;
+
+  explicit ParsedFile(std::unique_ptr<ast::File> f);
+
+private:
+  std::unique_ptr<ast::File> file_;
+};
+
+/// Parses buffer `buffer` of `diags`. Returns null (with diagnostics) on a
+/// syntax error.
+std::unique_ptr<ParsedFile> parse(DiagnosticEngine &diags, uint32_t buffer);
+
+/// The AST dump: one node per line, indented, with `line:col` locations.
+std::string printAST(const ParsedFile &file);
+
+/// Compile-time parameter values by name, as text ({"T","f16"}, {"D","128"}).
+using SpecValues = std::vector<std::pair<std::string, std::string>>;
+
+/// Type-checks kernel `kernel` under `spec` and lowers it to Tile IR. Missing,
+/// unknown or ill-typed specialisation values, and every type/shape error of
+/// the body, are diagnostics; returns null then. The returned kernel passes
+/// `ir::verify`, still holds `const_param` ops (the specialize pass folds
+/// them) and has no buffers planned.
+std::unique_ptr<ir::Kernel> lowerKernel(const ParsedFile &file,
+                                        const std::string &kernel,
+                                        const SpecValues &spec,
+                                        DiagnosticEngine &diags);
+
+} // namespace tilejit::dsl
+
+#endif

@@ -1,0 +1,91 @@
+//===- Diagnostics.cpp - Collects and renders user-facing errors ----------===//
+#include "dsl/support/Diagnostics.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tilejit {
+
+DiagnosticEngine::DiagnosticEngine() = default;
+
+uint32_t DiagnosticEngine::addBuffer(std::string name, std::string text) {
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  return srcMgr_.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
+}
+
+llvm::StringRef DiagnosticEngine::bufferText(uint32_t buffer) const {
+  return srcMgr_.getMemoryBuffer(buffer)->getBuffer();
+}
+
+llvm::StringRef DiagnosticEngine::bufferName(uint32_t buffer) const {
+  return srcMgr_.getMemoryBuffer(buffer)->getBufferIdentifier();
+}
+
+SourceLoc DiagnosticEngine::makeLoc(uint32_t buffer, uint32_t begin,
+                                    uint32_t end) const {
+  SourceLoc loc;
+  loc.buffer = buffer;
+  loc.offset = begin;
+  loc.endOffset = end > begin ? end : begin + 1;
+  const char *base = bufferText(buffer).data();
+  auto [l, c] = srcMgr_.getLineAndColumn(llvm::SMLoc::getFromPointer(base + begin), buffer);
+  loc.line = l;
+  loc.column = c;
+  uint32_t last = loc.endOffset - 1;
+  if (last >= bufferText(buffer).size())
+    last = bufferText(buffer).empty() ? 0 : bufferText(buffer).size() - 1;
+  auto [el, ec] = srcMgr_.getLineAndColumn(llvm::SMLoc::getFromPointer(base + last), buffer);
+  loc.endLine = el;
+  loc.endColumn = ec;
+  return loc;
+}
+
+void DiagnosticEngine::report(Severity severity, SourceLoc loc,
+                              std::string message) {
+  if (severity == Severity::Remark && !remarksEnabled_)
+    return;
+  if (severity == Severity::Error)
+    ++numErrors_;
+  diags_.push_back({severity, loc, std::move(message)});
+}
+
+static llvm::SourceMgr::DiagKind toKind(Severity s) {
+  switch (s) {
+  case Severity::Error: return llvm::SourceMgr::DK_Error;
+  case Severity::Warning: return llvm::SourceMgr::DK_Warning;
+  case Severity::Remark: return llvm::SourceMgr::DK_Remark;
+  case Severity::Note: return llvm::SourceMgr::DK_Note;
+  }
+  return llvm::SourceMgr::DK_Error;
+}
+
+std::string DiagnosticEngine::render(const Diagnostic &d) const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (!d.loc.isKnown() || d.loc.buffer > srcMgr_.getNumBuffers()) {
+    static const char *const names[] = {"error", "warning", "remark", "note"};
+    os << "<unknown>: " << names[static_cast<int>(d.severity)] << ": "
+       << d.message << "\n";
+    return out;
+  }
+  const char *base = bufferText(d.loc.buffer).data();
+  llvm::SMLoc start = llvm::SMLoc::getFromPointer(base + d.loc.offset);
+  llvm::SmallVector<llvm::SMRange, 1> ranges;
+  // Underline the range on the first line only (SourceMgr's convention).
+  if (d.loc.endOffset > d.loc.offset + 1 && d.loc.endLine == d.loc.line)
+    ranges.push_back(llvm::SMRange(
+        start, llvm::SMLoc::getFromPointer(base + d.loc.endOffset)));
+  llvm::SMDiagnostic diag =
+      srcMgr_.GetMessage(start, toKind(d.severity), d.message, ranges);
+  diag.print(nullptr, os, /*ShowColors=*/false);
+  return out;
+}
+
+std::string DiagnosticEngine::renderAll() const {
+  std::string out;
+  for (const Diagnostic &d : diags_)
+    out += render(d);
+  return out;
+}
+
+} // namespace tilejit

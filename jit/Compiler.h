@@ -1,0 +1,183 @@
+//===- Compiler.h - DSL source + specialisation -> callable kernel -*- C++ -*-===//
+///
+/// \file
+/// The one room that chains the pipeline: parse and check the DSL (dsl/),
+/// lower to Tile IR, run the Tile IR passes (codegen/passes), lower to LLVM IR
+/// and optimise (codegen/llvm), and compile with ORC LLJIT for the host CPU.
+/// Compiled kernels are cached by `TilingKey`: in memory (a hit costs well
+/// under a microsecond; N threads asking for one new key compile it once) and,
+/// where enabled, on disk.
+///
+/// Typical use (ops/ and tests):
+/// \code
+///   static const KernelSource src = KernelSource::embedded("ops/samples/softmax.tile");
+///   Specialization spec{{"T", "f16"}, {"BN", "1024"}};
+///   auto k = Compiler::instance().get(src, "softmax", spec);  // Expected<KernelRef>
+///   if (!k) return k.takeError();
+///   rt::ArgPack args; args.tensor(x, {M, N}).tensor(y, {M, N});
+///   if (auto err = k->kernel->launch(args)) ...
+/// \endcode
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_JIT_COMPILER_H
+#define TILEJIT_JIT_COMPILER_H
+
+#include "jit/Runtime.h"
+#include "jit/TilingKey.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilejit::jit {
+
+/// A DSL source text with the name diagnostics use for it. `hash` is computed
+/// once at construction, so building keys never rehashes the text.
+class KernelSource {
+public:
+  KernelSource(std::string name, std::string text);
+  /// A .tile file embedded into the library at build time, by its path
+  /// relative to the source root (e.g. "ops/samples/softmax.tile").
+  static KernelSource embedded(const std::string &relativePath);
+  /// Reads a file; an unreadable file is an error naming the path.
+  static llvm::Expected<KernelSource> fromFile(const std::string &path);
+
+  const std::string &name() const { return name_; }
+  const std::string &text() const { return text_; }
+  uint64_t hash() const { return hash_; }
+
+private:
+  std::string name_, text_;
+  uint64_t hash_;
+};
+
+/// Compile-time parameter values by name, as text: {"T","f16"}, {"D","128"},
+/// {"CAUSAL","true"}, {"LAYOUT","BNSD"}.
+using Specialization = std::vector<std::pair<std::string, std::string>>;
+
+/// Wall time of each stage of one compilation, in milliseconds.
+struct StageTimes {
+  double parse = 0, sema = 0, tilePasses = 0, codegen = 0, llvmOpt = 0,
+         machineCode = 0, link = 0, total = 0;
+};
+
+class KernelJIT;
+
+/// A kernel compiled for one tiling key; immutable and shareable.
+class CompiledKernel {
+public:
+  const TilingKey &key() const { return key_; }
+  rt::ProgramFn program() const { return program_; }
+  rt::GridFn grid() const { return grid_; }
+  int64_t scratchBytes() const { return scratchBytes_; }
+  const StageTimes &times() const { return times_; }
+  /// One message per shape constraint, in the grid function's numbering.
+  const std::vector<std::string> &constraintMessages() const {
+    return constraintMessages_;
+  }
+
+  /// Computes the grid, checks the shape constraints (a violation is an error
+  /// carrying the constraint's message; nothing runs), then runs every program
+  /// across cores (`TILEJIT_NUM_THREADS` caps them; `numThreads` > 0 caps
+  /// them further for this call).
+  llvm::Error launch(void *const *args, int numThreads = 0) const;
+  llvm::Error launch(const rt::ArgPack &args, int numThreads = 0) const {
+    return launch(args.data(), numThreads);
+  }
+
+  // Construction is the compiler's business.
+  CompiledKernel(TilingKey key, rt::ProgramFn program, rt::GridFn grid,
+                 int64_t scratchBytes, StageTimes times,
+                 std::vector<std::string> constraintMessages)
+      : key_(std::move(key)), program_(program), grid_(grid),
+        scratchBytes_(scratchBytes), times_(times),
+        constraintMessages_(std::move(constraintMessages)) {}
+
+private:
+  TilingKey key_;
+  rt::ProgramFn program_;
+  rt::GridFn grid_;
+  int64_t scratchBytes_;
+  StageTimes times_;
+  std::vector<std::string> constraintMessages_;
+};
+
+/// What `Compiler::get` returns: the kernel, and whether this request compiled
+/// it (false when it was served from a cache).
+struct KernelRef {
+  std::shared_ptr<const CompiledKernel> kernel;
+  bool compiled = false;
+  const CompiledKernel *operator->() const { return kernel.get(); }
+};
+
+struct CompileOptions {
+  /// LLVM optimisation level 0..3.
+  unsigned optLevel = 3;
+};
+
+/// Counters of the kernel cache.
+struct CacheStats {
+  uint64_t entries = 0, memoryHits = 0, diskHits = 0, compiles = 0;
+};
+
+/// Which stages to dump, from `TILEJIT_DUMP`; see DumpStage.
+enum class DumpStage : unsigned {
+  Ast = 1, Tile = 2, TileOpt = 4, Llvm = 8, LlvmOpt = 16, Asm = 32
+};
+
+class Compiler {
+public:
+  /// The process-wide compiler (created on first use for the host target, or
+  /// the one `TILEJIT_TARGET` names).
+  static Compiler &instance();
+
+  /// The tiling key for this request, without compiling anything.
+  llvm::Expected<TilingKey> makeKey(const KernelSource &source,
+                                    const std::string &kernel,
+                                    const Specialization &spec,
+                                    const CompileOptions &options = {}) const;
+
+  /// Returns the compiled kernel for (source, kernel, spec), compiling it on
+  /// the first request. DSL errors come back as an error whose message holds
+  /// the rendered diagnostics (file:line:col, caret line).
+  llvm::Expected<KernelRef> get(const KernelSource &source,
+                                const std::string &kernel,
+                                const Specialization &spec,
+                                const CompileOptions &options = {});
+
+  /// Hot path: a key made earlier by `makeKey`. Well under a microsecond on a
+  /// hit.
+  llvm::Expected<KernelRef> get(const TilingKey &key,
+                                const KernelSource &source);
+
+  /// Runs the pipeline up to `stage` and returns that stage's text (for
+  /// `tilejit compile --emit` and `tilejit dump`); never touches the cache.
+  llvm::Expected<std::string> emit(const KernelSource &source,
+                                   const std::string &kernel,
+                                   const Specialization &spec,
+                                   DumpStage stage,
+                                   const CompileOptions &options = {});
+
+  CacheStats stats() const;
+  /// Drops every in-memory entry (kernels still referenced stay alive).
+  void clearMemoryCache();
+
+  /// Target description used in keys: CPU name and feature string, and the
+  /// vector width in f32 lanes (16 for AVX-512, 8 for AVX2).
+  const std::string &targetName() const;
+  unsigned vectorLanes() const;
+
+  ~Compiler();
+
+private:
+  Compiler();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tilejit::jit
+
+#endif
