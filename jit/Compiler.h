@@ -10,7 +10,7 @@
 ///
 /// Typical use (ops/ and tests):
 /// \code
-///   static const KernelSource src = KernelSource::embedded("ops/samples/softmax.tile");
+///   static const KernelSource src = ops::embeddedKernel("ops/samples/softmax.tile");
 ///   Specialization spec{{"T", "f16"}, {"BN", "1024"}};
 ///   auto k = Compiler::instance().get(src, "softmax", spec);  // Expected<KernelRef>
 ///   if (!k) return k.takeError();
@@ -39,9 +39,7 @@ namespace tilejit::jit {
 class KernelSource {
 public:
   KernelSource(std::string name, std::string text);
-  /// A .tile file embedded into the library at build time, by its path
-  /// relative to the source root (e.g. "ops/samples/softmax.tile").
-  static KernelSource embedded(const std::string &relativePath);
+  // Built-in kernels embedded at build time come from ops/Embedded.h.
   /// Reads a file; an unreadable file is an error naming the path.
   static llvm::Expected<KernelSource> fromFile(const std::string &path);
 
@@ -128,11 +126,21 @@ enum class DumpStage : unsigned {
   Ast = 1, Tile = 2, TileOpt = 4, Llvm = 8, LlvmOpt = 16, Asm = 32
 };
 
+/// The instruction set generated code may use. `Host` means the host CPU's
+/// own features, or the level `TILEJIT_TARGET=avx2|avx512` names.
+enum class TargetLevel { Host, Avx2, Avx512 };
+
 class Compiler {
 public:
-  /// The process-wide compiler (created on first use for the host target, or
-  /// the one `TILEJIT_TARGET` names).
+  /// The process-wide compiler for the host target (or the one
+  /// `TILEJIT_TARGET` names), created on first use.
   static Compiler &instance();
+  /// The process-wide compiler for a forced level (one per level), so tests
+  /// exercise the AVX2 and AVX-512 paths in one process. Asking for AVX-512 on
+  /// a CPU without it is an error.
+  static llvm::Expected<Compiler &> instance(TargetLevel level);
+  /// Whether this CPU can run code of `level`.
+  static bool hostSupports(TargetLevel level);
 
   /// The tiling key for this request, without compiling anything.
   llvm::Expected<TilingKey> makeKey(const KernelSource &source,
@@ -173,7 +181,7 @@ public:
   ~Compiler();
 
 private:
-  Compiler();
+  explicit Compiler(TargetLevel level);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,56 @@
+//===- Workloads.h - The built-in workloads that `tilejit demo` runs -*- C++ -*-===//
+///
+/// \file
+/// Every built-in workload (the sample kernels of the core, then each
+/// operator) runs on default shapes, checks the generated kernel against its
+/// reference and times it against its hand-written twin. `tilejit demo` prints
+/// these results; `tilejit dump` lists the built-in kernels.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_WORKLOADS_H
+#define TILEJIT_OPS_WORKLOADS_H
+
+#include "jit/Compiler.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tilejit::ops {
+
+/// One workload's outcome; the fields of `tilejit demo --json`.
+struct WorkloadResult {
+  std::string name;
+  std::string tilingKey;
+  bool compiled = false;   ///< false when the kernel came from a cache
+  double compileMs = 0;    ///< this request's compile time (0 on a hit)
+  double maxAbsErr = 0;    ///< against the reference
+  bool passed = false;     ///< within the workload's tolerance
+  double generatedUs = 0;  ///< median time of the generated kernel
+  double handwrittenUs = 0;///< median time of the hand-written twin
+  std::string error;       ///< non-empty if the workload could not run
+};
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::function<WorkloadResult()> run;
+};
+
+/// Every built-in workload, in demo order.
+const std::vector<Workload> &workloads();
+
+/// A built-in kernel with the specialisation its default workload uses.
+struct BuiltinKernel {
+  std::string name;        ///< e.g. "softmax"
+  std::string sourcePath;  ///< e.g. "ops/samples/softmax.tile"
+  std::string kernel;      ///< kernel name inside the source
+  jit::Specialization spec;
+};
+
+/// Every built-in kernel (for `tilejit dump`).
+const std::vector<BuiltinKernel> &builtinKernels();
+
+} // namespace tilejit::ops
+
+#endif

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tilejit's one entry point for set-up, build, demo and tests.
+#
+#   scripts/dev.sh demo        install dependencies, build, run `tilejit demo`
+#   scripts/dev.sh test        install dependencies, build, run the whole test suite
+#   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
+#   scripts/dev.sh bench       build and run the benchmarks
+#   scripts/dev.sh deps        only install the dependencies
+#
+# Works as root on a fresh Debian 12 machine; the install step is idempotent
+# and takes a second once everything is there. BUILD_DIR (default: build)
+# and JOBS (default: nproc) may be set.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+build=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config python3
+  llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libomp-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev
+)
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "tilejit: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+}
+
+run_tests() { # dir
+  local dir=$1
+  ninja -C "$dir" -j "$jobs" tilejit-cli tile-opt tilejit-unit-tests tilejit-tests
+  TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900
+}
+
+cmd=${1:-}
+case "$cmd" in
+  deps)
+    install_deps ;;
+  demo)
+    install_deps
+    configure "$build"
+    ninja -C "$build" -j "$jobs" tilejit-cli
+    "$build/tools/tilejit" demo ;;
+  test)
+    install_deps
+    configure "$build" -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON
+    run_tests "$build" ;;
+  sanitize)
+    install_deps
+    configure "${build}-asan" -DTILE_SANITIZE=address,undefined -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 run_tests "${build}-asan" ;;
+  bench)
+    install_deps
+    configure "$build"
+    ninja -C "$build" -j "$jobs" tilejit-bench
+    "$build/bench/tilejit-bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "${@:2}" ;;
+  *)
+    sed -n '2,13p' "$0"; exit 2 ;;
+esac
