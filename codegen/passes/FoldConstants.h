@@ -1,0 +1,20 @@
+//===- FoldConstants.h - Folds constants, dead branches and dead code -*- C++ -*-===//
+#ifndef TILEJIT_CODEGEN_PASSES_FOLDCONSTANTS_H
+#define TILEJIT_CODEGEN_PASSES_FOLDCONSTANTS_H
+
+#include "dsl/ir/IR.h"
+#include "dsl/support/Diagnostics.h"
+
+namespace tilejit::passes {
+
+/// Folds scalar ops whose operands are all constants (with Tile IR's integer
+/// semantics: wrap-around, division by zero = 0), replaces an `if` on a
+/// constant condition by its taken block, drops `for` loops whose constant
+/// bounds run zero iterations, and removes unused ops without side effects.
+/// Pre: no `const_param` left (run `specialize` first) for full effect.
+///   %c = const {value = 1} : i1; %r = if %c { yield %a } else { yield %b }  =>  uses of %r use %a
+bool foldConstants(ir::Kernel &kernel, DiagnosticEngine &diags);
+
+} // namespace tilejit::passes
+
+#endif

@@ -1,0 +1,128 @@
+//===- FuseElementwise.cpp - Chains of vector ops become one loop ---------===//
+#include "codegen/passes/FuseElementwise.h"
+
+#include "dsl/ir/Builder.h"
+#include "dsl/ir/Walk.h"
+
+#include <map>
+#include <set>
+
+namespace tilejit::passes {
+
+using namespace ir;
+
+namespace {
+
+bool isTileElementwise(const Op &op) {
+  return isElementwise(op.kind()) && op.numResults() == 1 &&
+         op.result()->type().isTile();
+}
+
+class Fuser {
+public:
+  explicit Fuser(Kernel &k) : kernel_(k) {}
+
+  bool run() {
+    uses_ = countUses(kernel_);
+    return fuseBlock(kernel_.body());
+  }
+
+private:
+  /// Ops of the group rooted at `root`, in definition order.
+  void collect(Block &b, Op &root, std::set<Op *> &group) {
+    group.insert(&root);
+    for (Value *v : root.operands()) {
+      Op *d = v->definingOp();
+      if (!d || d->parentBlock() != &b || group.count(d) || uses_[v] != 1)
+        continue;
+      if (isTileElementwise(*d))
+        collect(b, *d, group);
+      else if (d->kind() == OpKind::Splat || d->kind() == OpKind::Broadcast)
+        group.insert(d);
+    }
+  }
+
+  bool fuseBlock(Block &b) {
+    bool changed = false;
+    for (auto &op : b.ops())
+      for (unsigned bi = 0; bi < op->numBlocks(); ++bi)
+        changed |= fuseBlock(*op->block(bi));
+    // Roots are processed last-to-first so that each group takes its
+    // single-use producers before they are considered as roots.
+    for (size_t i = b.ops().size(); i-- > 0;) {
+      Op &root = *b.ops()[i];
+      if (!isTileElementwise(root))
+        continue;
+      std::set<Op *> group;
+      collect(b, root, group);
+      i = buildFused(b, i, root, group);
+      changed = true;
+    }
+    return changed;
+  }
+
+  /// Replaces the group by one `fused` op; returns the new op's position.
+  size_t buildFused(Block &b, size_t rootPos, Op &root, std::set<Op *> &group) {
+    auto fused = std::make_unique<Op>(OpKind::Fused, root.loc());
+    Value *result = fused->addResult(root.result()->type());
+    Block *body = fused->addBlock();
+    std::map<const Value *, Value *> mapped; // outer value -> body value
+    std::vector<Value *> inputs;
+    auto input = [&](Value *outer) {
+      auto it = mapped.find(outer);
+      if (it != mapped.end())
+        return it->second;
+      inputs.push_back(outer);
+      Value *arg = body->addArgument(Type::scalar(outer->type().elem()));
+      mapped[outer] = arg;
+      return arg;
+    };
+    Builder bb(body);
+    // Emit group ops in their block order (a topological order).
+    std::vector<Op *> ordered;
+    for (auto &op : b.ops())
+      if (group.count(op.get()))
+        ordered.push_back(op.get());
+    for (Op *op : ordered) {
+      if (op->kind() == OpKind::Splat || op->kind() == OpKind::Broadcast) {
+        mapped[op->result()] = input(op->operand(0));
+        continue;
+      }
+      std::vector<Value *> operands;
+      for (Value *v : op->operands()) {
+        auto it = mapped.find(v);
+        operands.push_back(it != mapped.end() ? it->second : input(v));
+      }
+      mapped[op->result()] =
+          bb.createValue(op->kind(), op->loc(), operands,
+                         Type::scalar(op->result()->type().elem()),
+                         op->attrs());
+    }
+    bb.yield(root.loc(), {mapped[root.result()]});
+    fused->setOperands(inputs);
+    // Replace the root; erase the absorbed producers.
+    Value *oldResult = root.result();
+    fused->setParentBlock(&b);
+    replaceAllUses(kernel_, oldResult, result);
+    b.ops()[rootPos] = std::move(fused);
+    size_t erasedBefore = 0;
+    for (size_t j = rootPos; j-- > 0;)
+      if (group.count(b.ops()[j].get())) {
+        b.ops().erase(b.ops().begin() + j);
+        ++erasedBefore;
+      }
+    uses_ = countUses(kernel_);
+    return rootPos - erasedBefore;
+  }
+
+  Kernel &kernel_;
+  std::map<const Value *, unsigned> uses_;
+};
+
+} // namespace
+
+bool fuseElementwise(Kernel &kernel, DiagnosticEngine &) {
+  return Fuser(kernel).run();
+}
+
+} // namespace tilejit::passes

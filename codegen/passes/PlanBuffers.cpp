@@ -1,0 +1,194 @@
+//===- PlanBuffers.cpp - Local-buffer (Unified Buffer) planning -----------===//
+#include "codegen/passes/PlanBuffers.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tilejit::passes {
+
+using namespace ir;
+
+namespace {
+
+struct Interval {
+  Value *value;
+  int64_t start, end, bytes;
+  std::vector<Value *> sharers; ///< values placed at the same offset
+};
+
+class Planner {
+public:
+  Planner(Kernel &k, DiagnosticEngine &d) : kernel_(k), diags_(d) {}
+
+  bool run() {
+    number(kernel_.body());
+    // Live ranges: definition to last use, stretched over enclosing loops.
+    collectUses(kernel_.body());
+    std::vector<Interval> intervals;
+    for (auto &[v, def] : defs_) {
+      if (shared_.count(v))
+        continue; // placed with its owner
+      Interval iv{v, def, std::max(def, lastUse(v)), bytes(v), {}};
+      for (Value *s : sharersOf_[v]) {
+        iv.end = std::max(iv.end, lastUse(s));
+        iv.sharers.push_back(s);
+      }
+      intervals.push_back(iv);
+    }
+    std::sort(intervals.begin(), intervals.end(),
+              [](const Interval &a, const Interval &b) {
+                return a.start != b.start ? a.start < b.start
+                                          : a.bytes > b.bytes;
+              });
+    struct Placed {
+      int64_t offset, bytes, end;
+    };
+    std::vector<Placed> active;
+    int64_t total = 0;
+    for (Interval &iv : intervals) {
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](const Placed &p) { return p.end < iv.start; }),
+                   active.end());
+      std::sort(active.begin(), active.end(),
+                [](const Placed &a, const Placed &b) { return a.offset < b.offset; });
+      int64_t offset = 0;
+      for (const Placed &p : active) {
+        if (offset + iv.bytes <= p.offset)
+          break;
+        offset = std::max(offset, p.offset + p.bytes);
+      }
+      active.push_back({offset, iv.bytes, iv.end});
+      iv.value->setBufferOffset(offset);
+      for (Value *s : iv.sharers)
+        s->setBufferOffset(offset);
+      total = std::max(total, offset + iv.bytes);
+    }
+    kernel_.scratchBytes = total;
+    kernel_.buffersPlanned = true;
+    int64_t budget =
+        kernel_.localBudgetBytes ? kernel_.localBudgetBytes : kDefaultLocalBudget;
+    if (total > budget) {
+      diags_.error(kernel_.loc,
+                   "kernel '" + kernel_.name() + "' needs " +
+                       std::to_string(total) +
+                       " bytes of local buffers, over its budget of " +
+                       std::to_string(budget) + " bytes (declare budget(...) or "
+                       "use smaller tiles)");
+      std::sort(intervals.begin(), intervals.end(),
+                [](const Interval &a, const Interval &b) { return a.bytes > b.bytes; });
+      for (size_t i = 0; i < intervals.size() && i < 3; ++i) {
+        Value *v = intervals[i].value;
+        SourceLoc loc = v->definingOp() ? v->definingOp()->loc() : kernel_.loc;
+        diags_.note(loc, v->type().str() + " takes " +
+                             std::to_string(intervals[i].bytes) + " bytes");
+      }
+      return false;
+    }
+    return true;
+  }
+
+private:
+  static int64_t bytes(const Value *v) {
+    int64_t b = v->type().numElements() * byteWidth(v->type().elem());
+    return (b + 63) / 64 * 64;
+  }
+
+  /// Numbers ops in pre-order; records each op's [start, end] position range
+  /// and the definition point of every tile value.
+  void number(Block &b) {
+    for (auto &opPtr : b.ops()) {
+      Op &op = *opPtr;
+      int64_t start = counter_++;
+      range_[&op] = {start, start};
+      if (op.kind() != OpKind::Fused)
+        for (unsigned bi = 0; bi < op.numBlocks(); ++bi) {
+          Block &inner = *op.block(bi);
+          for (unsigned a = 0; a < inner.numArguments(); ++a)
+            if (inner.argument(a)->type().isTile())
+              defs_[inner.argument(a)] = start;
+          number(inner);
+        }
+      range_[&op].second = counter_++;
+      for (unsigned r = 0; r < op.numResults(); ++r)
+        if (op.result(r)->type().isTile()) {
+          defs_[op.result(r)] = start;
+          if (op.kind() == OpKind::For) {
+            Value *arg = op.block(0)->argument(1 + r);
+            shared_[op.result(r)] = arg;
+            sharersOf_[arg].push_back(op.result(r));
+          }
+        }
+      if (op.kind() == OpKind::For)
+        for (unsigned r = 0; r < op.numResults(); ++r)
+          if (op.result(r)->type().isTile())
+            uses_[op.block(0)->argument(1 + r)].push_back(range_[&op].second);
+    }
+  }
+
+  void collectUses(Block &b) {
+    for (auto &opPtr : b.ops()) {
+      Op &op = *opPtr;
+      for (Value *v : op.operands())
+        if (v->type().isTile())
+          uses_[v].push_back(useEnd(v, op));
+      if (op.kind() != OpKind::Fused)
+        for (unsigned bi = 0; bi < op.numBlocks(); ++bi)
+          collectUses(*op.block(bi));
+    }
+  }
+
+  /// The position until which a use of `v` by `user` keeps `v` alive: the use
+  /// itself, or the end of the outermost loop between the use and the
+  /// definition of `v`.
+  int64_t useEnd(const Value *v, Op &user) {
+    int64_t end = range_[&user].second;
+    const Block *defBlock = v->definingOp() ? v->definingOp()->parentBlock()
+                                            : v->ownerBlock();
+    for (Op *p = user.parentBlock() ? user.parentBlock()->parentOp() : nullptr;
+         p; p = p->parentBlock() ? p->parentBlock()->parentOp() : nullptr) {
+      bool definedInside = false;
+      for (unsigned bi = 0; bi < p->numBlocks(); ++bi)
+        definedInside |= contains(*p->block(bi), defBlock);
+      if (definedInside)
+        break;
+      if (p->kind() == OpKind::For)
+        end = std::max(end, range_[p].second);
+    }
+    return end;
+  }
+
+  static bool contains(const Block &b, const Block *target) {
+    if (&b == target)
+      return true;
+    for (const auto &op : b.ops())
+      for (unsigned bi = 0; bi < op->numBlocks(); ++bi)
+        if (contains(*op->block(bi), target))
+          return true;
+    return false;
+  }
+
+  int64_t lastUse(const Value *v) {
+    int64_t m = -1;
+    for (int64_t u : uses_[v])
+      m = std::max(m, u);
+    return m;
+  }
+
+  Kernel &kernel_;
+  DiagnosticEngine &diags_;
+  int64_t counter_ = 0;
+  std::map<const Op *, std::pair<int64_t, int64_t>> range_;
+  std::map<Value *, int64_t> defs_;
+  std::map<const Value *, std::vector<int64_t>> uses_;
+  std::map<Value *, Value *> shared_;
+  std::map<Value *, std::vector<Value *>> sharersOf_;
+};
+
+} // namespace
+
+bool planBuffers(Kernel &kernel, DiagnosticEngine &diags) {
+  Planner(kernel, diags).run();
+  return true;
+}
+
+} // namespace tilejit::passes

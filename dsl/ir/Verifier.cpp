@@ -1,0 +1,331 @@
+//===- Verifier.cpp - What is legal Tile IR -------------------------------===//
+#include "dsl/ir/Verifier.h"
+
+#include <set>
+
+namespace tilejit::ir {
+
+namespace {
+
+class Verifier {
+public:
+  Verifier(const Kernel &k, DiagnosticEngine &d, const VerifyOptions &o)
+      : kernel_(k), diags_(d), opts_(o) {}
+
+  bool run() {
+    for (unsigned i = 0; i < kernel_.params.size(); ++i)
+      visible_.insert(kernel_.gridParamValue(i));
+    checkBlock(kernel_.grid(), /*needsYield=*/true, "grid");
+    if (const Op *y = kernel_.grid().terminator()) {
+      if (y->numOperands() < 1 || y->numOperands() > 3)
+        fail(*y, "the grid yields 1..3 extents");
+      for (Value *v : y->operands())
+        if (v->type() != Type::scalar(ScalarKind::I64))
+          fail(*y, "grid extents must be i64");
+    }
+    visible_.clear();
+    for (unsigned i = 0; i < kernel_.params.size(); ++i)
+      visible_.insert(kernel_.paramValue(i));
+    checkBlock(kernel_.body(), /*needsYield=*/false, "body");
+    return ok_;
+  }
+
+private:
+  void fail(const Op &op, const std::string &msg) {
+    diags_.error(op.loc(), std::string("invalid '") + mnemonic(op.kind()) +
+                               "': " + msg);
+    ok_ = false;
+  }
+
+  void checkBlock(const Block &b, bool needsYield, const char *what) {
+    std::vector<const Value *> added;
+    for (unsigned i = 0; i < b.numArguments(); ++i) {
+      visible_.insert(b.argument(i));
+      added.push_back(b.argument(i));
+    }
+    for (size_t i = 0; i < b.ops().size(); ++i) {
+      const Op &op = *b.ops()[i];
+      if (op.kind() == OpKind::Yield && i + 1 != b.ops().size())
+        fail(op, "yield must be the last op of its block");
+      checkOp(op);
+      for (unsigned r = 0; r < op.numResults(); ++r) {
+        visible_.insert(op.result(r));
+        added.push_back(op.result(r));
+      }
+    }
+    if (needsYield && !b.terminator()) {
+      SourceLoc loc = b.parentOp() ? b.parentOp()->loc() : kernel_.loc;
+      diags_.error(loc, std::string("invalid IR: the ") + what +
+                            " block must end in 'yield'");
+      ok_ = false;
+    }
+    for (const Value *v : added)
+      visible_.erase(v);
+  }
+
+  bool sameShape(const Type &a, const Type &b) {
+    return a.kind() == b.kind() && a.shape() == b.shape();
+  }
+
+  void checkOp(const Op &op) {
+    for (Value *v : op.operands())
+      if (!v || !visible_.count(v)) {
+        fail(op, "uses a value that is not defined before it");
+        return;
+      }
+    auto n = op.numOperands();
+    auto operands = [&](unsigned lo, unsigned hi) {
+      if (n < lo || n > hi) {
+        fail(op, "has " + std::to_string(n) + " operands, expected " +
+                     std::to_string(lo) + (hi != lo ? ".." + std::to_string(hi) : ""));
+        return false;
+      }
+      return true;
+    };
+    const Type rt = op.numResults() ? op.result()->type() : Type::none();
+    switch (family(op.kind())) {
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Ternary: {
+      unsigned want = family(op.kind()) == OpFamily::Unary    ? 1
+                      : family(op.kind()) == OpFamily::Binary ? 2
+                                                              : 3;
+      if (!operands(want, want) || op.numResults() != 1)
+        return;
+      for (Value *v : op.operands())
+        if (!sameShape(v->type(), rt))
+          fail(op, "operand " + v->type().str() + " does not have the "
+                   "result's shape " + rt.str());
+      if (rt.isTensor())
+        fail(op, "elementwise ops do not apply to tensors");
+      bool sameKind = op.kind() != OpKind::Cast && op.kind() != OpKind::Bitcast &&
+                      op.kind() != OpKind::Cmp && op.kind() != OpKind::Select;
+      if (sameKind)
+        for (Value *v : op.operands())
+          if (v->type().elem() != rt.elem())
+            fail(op, "operand element kind differs from the result's");
+      if (op.kind() == OpKind::Cmp) {
+        if (rt.elem() != ScalarKind::I1 ||
+            op.operand(0)->type().elem() != op.operand(1)->type().elem())
+          fail(op, "compares two values of one kind into i1");
+      }
+      if (op.kind() == OpKind::Select &&
+          (op.operand(0)->type().elem() != ScalarKind::I1 ||
+           op.operand(1)->type().elem() != rt.elem() ||
+           op.operand(2)->type().elem() != rt.elem()))
+        fail(op, "select(i1, T, T) -> T");
+      if (op.kind() == OpKind::Bitcast &&
+          bitWidth(op.operand(0)->type().elem()) != bitWidth(rt.elem()))
+        fail(op, "bitcast between kinds of different widths");
+      ScalarKind k = rt.elem();
+      bool storage = k == ScalarKind::F16 || k == ScalarKind::BF16;
+      if (storage && op.kind() != OpKind::Cast && op.kind() != OpKind::Bitcast &&
+          op.kind() != OpKind::Select)
+        fail(op, "arithmetic on f16/bf16 (storage kinds)");
+      return;
+    }
+    default:
+      break;
+    }
+    switch (op.kind()) {
+    case OpKind::Constant:
+    case OpKind::ConstParam:
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms:
+      if (operands(0, 0) && !rt.isScalar())
+        fail(op, "produces a scalar");
+      return;
+    case OpKind::Dim:
+    case OpKind::Stride:
+      if (operands(1, 1) && (!op.operand(0)->type().isTensor() ||
+                             op.attrs().axis < 0 ||
+                             op.attrs().axis >= op.operand(0)->type().rank()))
+        fail(op, "needs a tensor and an axis within its rank");
+      return;
+    case OpKind::Splat:
+      if (operands(1, 1) && (!op.operand(0)->type().isScalar() || !rt.isTile() ||
+                             op.operand(0)->type().elem() != rt.elem()))
+        fail(op, "splat(scalar T) -> tile<T, ...>");
+      return;
+    case OpKind::Iota:
+      if (operands(0, 0) && (!rt.isTile() || !isInteger(rt.elem())))
+        fail(op, "produces an integer tile");
+      return;
+    case OpKind::Broadcast: {
+      if (!operands(1, 1))
+        return;
+      const Type &t = op.operand(0)->type();
+      bool good = t.isTile() && rt.isTile() && t.rank() == rt.rank() &&
+                  t.elem() == rt.elem();
+      for (unsigned i = 0; good && i < t.rank(); ++i)
+        good = t.shape()[i] == 1 || t.shape()[i] == rt.shape()[i];
+      if (!good)
+        fail(op, "cannot broadcast " + t.str() + " to " + rt.str());
+      return;
+    }
+    case OpKind::Reshape:
+      if (operands(1, 1) &&
+          (!rt.isTile() || op.operand(0)->type().numElements() != rt.numElements()))
+        fail(op, "must keep the element count");
+      return;
+    case OpKind::Transpose:
+      if (operands(1, 1) &&
+          (rt.rank() != 2 || op.operand(0)->type().rank() != 2 ||
+           rt.shape()[0] != op.operand(0)->type().shape()[1]))
+        fail(op, "transposes a rank-2 tile");
+      return;
+    case OpKind::Reduce:
+      if (operands(1, 1) && (!op.operand(0)->type().isTile() ||
+                             op.attrs().axis >= op.operand(0)->type().rank() ||
+                             rt.elem() != op.operand(0)->type().elem()))
+        fail(op, "reduces a tile along one of its axes");
+      return;
+    case OpKind::Mma: {
+      if (!operands(3, 3))
+        return;
+      const Type &a = op.operand(0)->type(), &b = op.operand(1)->type();
+      if (a.rank() != 2 || b.rank() != 2 || rt.rank() != 2 ||
+          op.operand(2)->type() != rt || rt.elem() != ScalarKind::F32) {
+        fail(op, "mma(tile a, tile b, tile<f32, M, N> acc)");
+        return;
+      }
+      int64_t m = op.attrs().transA ? a.shape()[1] : a.shape()[0];
+      int64_t ka = op.attrs().transA ? a.shape()[0] : a.shape()[1];
+      int64_t kb = op.attrs().transB ? b.shape()[1] : b.shape()[0];
+      int64_t nn = op.attrs().transB ? b.shape()[0] : b.shape()[1];
+      if (ka != kb || m != rt.shape()[0] || nn != rt.shape()[1])
+        fail(op, "shapes do not form an M x K by K x N product");
+      return;
+    }
+    case OpKind::Fused: {
+      if (op.numBlocks() != 1 || op.block(0)->numArguments() != n) {
+        fail(op, "needs one body block with one argument per input");
+        return;
+      }
+      for (unsigned i = 0; i < n; ++i) {
+        const Type &t = op.operand(i)->type();
+        if (t.isTile()) {
+          bool good = t.rank() == rt.rank();
+          for (unsigned d = 0; good && d < t.rank(); ++d)
+            good = t.shape()[d] == 1 || t.shape()[d] == rt.shape()[d];
+          if (!good)
+            fail(op, "input " + t.str() + " does not broadcast to " + rt.str());
+        }
+        if (op.block(0)->argument(i)->type() != Type::scalar(t.elem()))
+          fail(op, "body argument kinds must be the inputs' element kinds");
+      }
+      for (const auto &inner : op.block(0)->ops())
+        if (!isElementwise(inner->kind()) && inner->kind() != OpKind::Constant &&
+            inner->kind() != OpKind::Yield)
+          fail(*inner, "only elementwise ops and constants may appear in a fused body");
+      std::set<const Value *> saved = visible_;
+      visible_.clear();
+      checkBlock(*op.block(0), true, "fused");
+      visible_ = saved;
+      if (const Op *y = op.block(0)->terminator())
+        if (y->numOperands() != 1 ||
+            y->operand(0)->type() != Type::scalar(rt.elem()))
+          fail(op, "the body must yield one scalar of the result's kind");
+      return;
+    }
+    case OpKind::Load:
+    case OpKind::Gather:
+    case OpKind::Store:
+    case OpKind::Scatter:
+    case OpKind::LoadScalar:
+    case OpKind::StoreScalar: {
+      if (n < 1 || !op.operand(0)->type().isTensor()) {
+        fail(op, "needs a tensor as its first operand");
+        return;
+      }
+      unsigned rank = op.operand(0)->type().rank();
+      bool hasValue = op.kind() == OpKind::Store || op.kind() == OpKind::Scatter ||
+                      op.kind() == OpKind::StoreScalar;
+      unsigned want = 1 + rank + hasValue + op.attrs().hasMask;
+      if (!operands(want, want))
+        return;
+      for (unsigned i = 1; i <= rank; ++i) {
+        const Type &t = op.operand(i)->type();
+        if (t.elem() != ScalarKind::I64)
+          fail(op, "offsets and indices must be i64");
+      }
+      return;
+    }
+    case OpKind::For: {
+      if (!operands(3, 1000) || op.numBlocks() != 1)
+        return;
+      const Block &b = *op.block(0);
+      if (b.numArguments() != n - 2 || op.numResults() != n - 3) {
+        fail(op, "needs one block argument per iteration value plus the "
+                 "induction variable");
+        return;
+      }
+      for (unsigned i = 0; i < op.numResults(); ++i)
+        if (op.operand(3 + i)->type() != op.result(i)->type() ||
+            b.argument(1 + i)->type() != op.result(i)->type())
+          fail(op, "iteration value types must match");
+      checkBlock(b, true, "for");
+      if (const Op *y = b.terminator())
+        for (unsigned i = 0; i < y->numOperands() && i < op.numResults(); ++i)
+          if (y->operand(i)->type() != op.result(i)->type())
+            fail(*y, "yields a value of the wrong type");
+      return;
+    }
+    case OpKind::If: {
+      if (!operands(1, 1) || op.numBlocks() != 2 ||
+          op.operand(0)->type() != Type::scalar(ScalarKind::I1)) {
+        fail(op, "needs an i1 condition and two blocks");
+        return;
+      }
+      for (unsigned bi = 0; bi < 2; ++bi) {
+        checkBlock(*op.block(bi), op.numResults() > 0, "if");
+        if (const Op *y = op.block(bi)->terminator())
+          if (y->numOperands() != op.numResults())
+            fail(*y, "yields the wrong number of values");
+      }
+      return;
+    }
+    default:
+      return;
+    }
+  }
+
+  const Kernel &kernel_;
+  DiagnosticEngine &diags_;
+  VerifyOptions opts_;
+  std::set<const Value *> visible_;
+  bool ok_ = true;
+};
+
+void checkPlanned(const Block &b, DiagnosticEngine &diags, bool &ok) {
+  for (const auto &op : b.ops()) {
+    if (op->kind() == OpKind::Fused)
+      continue; // body values are scalars
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      if (op->result(i)->type().isTile() && op->result(i)->bufferOffset() < 0) {
+        diags.error(op->loc(), std::string("invalid '") + mnemonic(op->kind()) +
+                                   "': tile result has no planned buffer");
+        ok = false;
+      }
+    for (unsigned bi = 0; bi < op->numBlocks(); ++bi)
+      checkPlanned(*op->block(bi), diags, ok);
+  }
+}
+
+} // namespace
+
+bool verify(const Kernel &kernel, DiagnosticEngine &diags,
+            const VerifyOptions &options) {
+  Verifier v(kernel, diags, options);
+  bool ok = v.run();
+  if (ok && options.requirePlanned) {
+    if (!kernel.buffersPlanned) {
+      diags.error(kernel.loc, "invalid IR: buffers are not planned");
+      return false;
+    }
+    checkPlanned(kernel.body(), diags, ok);
+  }
+  return ok;
+}
+
+} // namespace tilejit::ir

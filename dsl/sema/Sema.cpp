@@ -1,0 +1,1899 @@
+//===- Sema.cpp - Type-checks a kernel and lowers it to Tile IR -----------===//
+///
+/// \file
+/// Resolves names and the specialisation, checks types and shapes, inserts
+/// the implicit conversions of the DSL (literal adaptation, NumPy
+/// broadcasting, i32 -> i64 indices), turns `var`s assigned inside `for`/`if`
+/// into loop-carried values and if results, and emits Tile IR with
+/// ir::Builder. Every user error is a diagnostic at the offending range; the
+/// first error stops lowering of the kernel.
+///
+//===----------------------------------------------------------------------===//
+#include "dsl/Frontend.h"
+#include "dsl/ir/Builder.h"
+#include "dsl/ir/Verifier.h"
+#include "dsl/syntax/AST.h"
+#include "dsl/syntax/Parser.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace tilejit::dsl {
+
+using namespace ast;
+using ir::ScalarKind;
+using ir::Type;
+using ir::OpKind;
+
+namespace {
+
+/// A lowered expression: an IR value, or a literal whose type is decided by
+/// the operand it meets.
+struct RValue {
+  ir::Value *value = nullptr;
+  bool isLiteral = false;
+  bool literalIsFloat = false;
+  double literal = 0;
+  SourceLoc loc;
+  const Type &type() const { return value->type(); }
+};
+
+struct Binding {
+  enum class Kind { Value, Var, Tensor, Size, CInt, CBool, CType, Enumerator,
+                    ScalarParam } kind;
+  ir::Value *value = nullptr; ///< Value/Var: current value
+  Type declType;              ///< Var: the fixed type
+  unsigned param = 0, axis = 0;
+  int64_t intValue = 0;
+  ScalarKind type = ScalarKind::F32;
+  std::string cparam; ///< CInt/CBool: the parameter's name
+};
+
+/// Thrown-free error propagation: every lowering function returns
+/// std::optional / bool and stops at the first diagnostic.
+class Sema {
+public:
+  Sema(const ast::Kernel &k, const SpecValues &spec, DiagnosticEngine &diags)
+      : k_(k), spec_(spec), diags_(diags), b_(nullptr) {}
+
+  std::unique_ptr<ir::Kernel> run();
+
+private:
+  // Diagnostics.
+  bool error(SourceLoc loc, std::string msg) {
+    diags_.error(loc, std::move(msg));
+    return false;
+  }
+
+  // Scopes.
+  void push() { scopes_.emplace_back(); }
+  void pop() { scopes_.pop_back(); }
+  Binding *lookup(const std::string &name) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end())
+        return &f->second;
+    }
+    return nullptr;
+  }
+  bool declare(const std::string &name, Binding bnd, SourceLoc loc) {
+    if (scopes_.back().count(name))
+      return error(loc, "redefinition of '" + name + "' in the same scope");
+    scopes_.back().emplace(name, std::move(bnd));
+    return true;
+  }
+
+  // Specialisation and types.
+  bool bindCompileParams();
+  bool bindParams();
+  std::optional<ScalarKind> resolveScalar(const TypeRef &t);
+  std::optional<Type> resolveType(const TypeRef &t);
+  std::optional<int64_t> constEval(const Expr &e);
+  std::optional<std::vector<int64_t>> constShape(const Expr &e,
+                                                 const std::string &what);
+
+  // Values.
+  ir::Value *paramValue(unsigned i) {
+    return inGrid_ ? kernel_->gridParamValue(i) : kernel_->paramValue(i);
+  }
+  ir::Value *constant(SourceLoc loc, ScalarKind kind, double v);
+  ir::Value *materialize(const RValue &r, ScalarKind kind);
+  ir::Value *materializeDefault(const RValue &r);
+  ir::Value *splatTo(ir::Value *v, const std::vector<int64_t> &shape,
+                     SourceLoc loc);
+  std::optional<std::vector<int64_t>>
+  broadcastShape(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
+                 SourceLoc loc, const std::string &op);
+  ir::Value *broadcastTo(ir::Value *v, const std::vector<int64_t> &shape,
+                         SourceLoc loc);
+  bool unify(std::vector<RValue *> vals, SourceLoc loc, const std::string &op,
+             std::vector<ir::Value *> &out);
+  ir::Value *toIndex(const RValue &r, const std::string &what);
+  ir::Value *emit(OpKind kind, SourceLoc loc, std::vector<ir::Value *> ops,
+                  Type t, ir::OpAttrs attrs = {}) {
+    return b_.createValue(kind, loc, std::move(ops), std::move(t),
+                          std::move(attrs));
+  }
+  bool requireArithmetic(ir::Value *v, SourceLoc loc, const std::string &op,
+                         bool allowInt, bool allowBool);
+
+  // Expressions.
+  std::optional<RValue> lower(const Expr &e);
+  std::optional<RValue> lowerBinary(const Expr &e);
+  std::optional<RValue> lowerUnary(const Expr &e);
+  std::optional<RValue> lowerCall(const Expr &e);
+  std::optional<RValue> lowerMemory(const Expr &e);
+  std::optional<RValue> lowerMma(const Expr &e);
+  ir::Value *lowerValue(const Expr &e) {
+    auto r = lower(e);
+    return r ? materializeDefault(*r) : nullptr;
+  }
+  std::optional<RValue> binaryOp(const std::string &op, RValue a, RValue b,
+                                 SourceLoc loc);
+  const Binding *tensorArg(const Expr &e, const std::string &builtin);
+  ir::Value *tensorValue(const Binding &t) { return paramValue(t.param); }
+
+  // Statements.
+  bool lowerBlock(const std::vector<StmtPtr> &stmts);
+  bool lowerStmt(const Stmt &s);
+  bool lowerAssign(const Stmt &s);
+  bool lowerFor(const Stmt &s);
+  bool lowerIf(const Stmt &s);
+  ir::Value *convertForVar(const RValue &r, const Type &t, SourceLoc loc,
+                           const std::string &name);
+  std::vector<std::string> carriedVars(const std::vector<StmtPtr> &a,
+                                       const std::vector<StmtPtr> *b);
+
+  const ast::Kernel &k_;
+  const SpecValues &spec_;
+  DiagnosticEngine &diags_;
+  ir::Builder b_;
+  std::unique_ptr<ir::Kernel> kernel_;
+  std::vector<std::map<std::string, Binding>> scopes_;
+  std::map<std::string, Binding> cparams_;
+  bool inGrid_ = false;
+};
+
+std::string typeName(const Type &t) { return t.str(); }
+
+//===----------------------------------------------------------------------===//
+// Specialisation
+//===----------------------------------------------------------------------===//
+
+bool parseInt(const std::string &s, int64_t &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 0);
+  if (*end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+bool Sema::bindCompileParams() {
+  std::set<std::string> known;
+  for (const CompileParam &p : k_.cparams)
+    known.insert(p.name);
+  for (const auto &[name, value] : spec_)
+    if (!known.count(name))
+      return error(k_.loc, "unknown compile-time parameter '" + name +
+                               "' for kernel '" + k_.name + "'");
+  for (const CompileParam &p : k_.cparams) {
+    std::string text;
+    bool given = false;
+    for (const auto &[name, value] : spec_)
+      if (name == p.name) {
+        text = value;
+        given = true;
+      }
+    if (!given) {
+      if (!p.hasDefault) {
+        std::string kinds;
+        for (size_t i = 0; i < p.choices.size(); ++i)
+          kinds += (i ? "|" : "") + p.choices[i];
+        return error(p.loc, "missing value for compile-time parameter '" +
+                                p.name + "'" +
+                                (kinds.empty() ? "" : " (" + kinds + ")"));
+      }
+      text = p.defaultValue;
+    }
+    Binding bnd;
+    ir::SpecParam sp;
+    sp.name = p.name;
+    switch (p.kind) {
+    case CompileParam::Kind::Dtype: {
+      ScalarKind k;
+      std::string t = text == "bool" ? "i1" : text;
+      if (!ir::parseScalarKind(t, k))
+        return error(p.loc, "'" + text + "' is not a dtype (for '" + p.name +
+                                "'); expected one of i1 i8 u8 i16 u16 i32 "
+                                "u32 i64 f16 bf16 f32");
+      if (!p.choices.empty()) {
+        bool ok = false;
+        for (const std::string &c : p.choices)
+          ok |= c == text;
+        if (!ok) {
+          std::string kinds;
+          for (size_t i = 0; i < p.choices.size(); ++i)
+            kinds += (i ? "|" : "") + p.choices[i];
+          return error(p.loc, "dtype " + text + " is not allowed for '" +
+                                  p.name + "' (expected " + kinds + ")");
+        }
+      }
+      bnd.kind = Binding::Kind::CType;
+      bnd.type = k;
+      sp.isType = true;
+      sp.typeValue = k;
+      break;
+    }
+    case CompileParam::Kind::Int: {
+      int64_t v;
+      if (!parseInt(text, v))
+        return error(p.loc, "'" + text + "' is not an integer (for '" +
+                                p.name + "')");
+      bnd.kind = Binding::Kind::CInt;
+      bnd.intValue = v;
+      sp.intValue = v;
+      break;
+    }
+    case CompileParam::Kind::Bool: {
+      int64_t v;
+      if (text == "true")
+        v = 1;
+      else if (text == "false")
+        v = 0;
+      else if (!parseInt(text, v) || (v != 0 && v != 1))
+        return error(p.loc, "'" + text + "' is not a boolean (for '" +
+                                p.name + "'); expected true or false");
+      bnd.kind = Binding::Kind::CBool;
+      bnd.intValue = v;
+      sp.intValue = v;
+      sp.isBool = true;
+      break;
+    }
+    case CompileParam::Kind::Enum: {
+      int64_t idx = -1;
+      for (size_t i = 0; i < p.choices.size(); ++i)
+        if (p.choices[i] == text)
+          idx = static_cast<int64_t>(i);
+      if (idx < 0)
+        return error(p.loc, "'" + text + "' is not an enumerator of '" +
+                                p.name + "'");
+      bnd.kind = Binding::Kind::CInt;
+      bnd.intValue = idx;
+      sp.intValue = idx;
+      for (size_t i = 0; i < p.choices.size(); ++i) {
+        Binding e;
+        e.kind = Binding::Kind::Enumerator;
+        e.intValue = static_cast<int64_t>(i);
+        cparams_[p.choices[i]] = e;
+      }
+      break;
+    }
+    }
+    bnd.cparam = p.name;
+    cparams_[p.name] = bnd;
+    kernel_->specialization.push_back(sp);
+  }
+  scopes_.push_back(cparams_);
+  return true;
+}
+
+std::optional<ScalarKind> Sema::resolveScalar(const TypeRef &t) {
+  if (Binding *bnd = lookup(t.name); bnd && bnd->kind == Binding::Kind::CType)
+    return bnd->type;
+  ScalarKind k;
+  if (ir::parseScalarKind(t.name == "bool" ? "i1" : t.name, k))
+    return k;
+  error(t.loc, "unknown type '" + t.name + "'");
+  return std::nullopt;
+}
+
+std::optional<Type> Sema::resolveType(const TypeRef &t) {
+  auto elem = resolveScalar(t);
+  if (!elem)
+    return std::nullopt;
+  if (!t.isTile)
+    return Type::scalar(*elem);
+  std::vector<int64_t> shape;
+  for (const ExprPtr &d : t.dims) {
+    auto v = constEval(*d);
+    if (!v) {
+      error(d->loc, "tile dimension must be a compile-time constant");
+      return std::nullopt;
+    }
+    if (*v <= 0) {
+      error(d->loc, "tile dimension must be positive, got " +
+                        std::to_string(*v));
+      return std::nullopt;
+    }
+    shape.push_back(*v);
+  }
+  if (shape.size() > 4) {
+    error(t.loc, "tile rank is at most 4");
+    return std::nullopt;
+  }
+  return Type::tile(*elem, shape);
+}
+
+std::optional<int64_t> Sema::constEval(const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::IntLit:
+  case ExprKind::BoolLit:
+    return e.intValue;
+  case ExprKind::Name: {
+    Binding *bnd = lookup(e.name);
+    if (bnd && (bnd->kind == Binding::Kind::CInt ||
+                bnd->kind == Binding::Kind::CBool ||
+                bnd->kind == Binding::Kind::Enumerator))
+      return bnd->intValue;
+    return std::nullopt;
+  }
+  case ExprKind::Unary: {
+    auto v = constEval(*e.args[0]);
+    if (!v)
+      return std::nullopt;
+    if (e.op == "-")
+      return -*v;
+    if (e.op == "!")
+      return *v == 0;
+    return ~*v;
+  }
+  case ExprKind::Binary: {
+    auto a = constEval(*e.args[0]);
+    auto b = constEval(*e.args[1]);
+    if (!a || !b)
+      return std::nullopt;
+    const std::string &op = e.op;
+    if (op == "+") return *a + *b;
+    if (op == "-") return *a - *b;
+    if (op == "*") return *a * *b;
+    if (op == "/") return *b == 0 ? 0 : *a / *b;
+    if (op == "%") return *b == 0 ? 0 : *a % *b;
+    if (op == "<<") return *a << (*b & 63);
+    if (op == ">>") return *a >> (*b & 63);
+    if (op == "==") return *a == *b;
+    if (op == "!=") return *a != *b;
+    if (op == "<") return *a < *b;
+    if (op == "<=") return *a <= *b;
+    if (op == ">") return *a > *b;
+    if (op == ">=") return *a >= *b;
+    if (op == "&&") return *a && *b;
+    if (op == "||") return *a || *b;
+    return std::nullopt;
+  }
+  case ExprKind::Call:
+    if ((e.name == "min" || e.name == "max" || e.name == "cdiv") &&
+        e.args.size() == 2 && e.argNames[1].empty()) {
+      auto a = constEval(*e.args[0]);
+      auto b = constEval(*e.args[1]);
+      if (!a || !b)
+        return std::nullopt;
+      if (e.name == "min")
+        return std::min(*a, *b);
+      if (e.name == "max")
+        return std::max(*a, *b);
+      return *b == 0 ? 0 : (*a + *b - 1) / *b;
+    }
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<std::vector<int64_t>> Sema::constShape(const Expr &e,
+                                                     const std::string &what) {
+  if (e.kind != ExprKind::List) {
+    error(e.loc, "expected a shape list '[d0, ...]' for " + what);
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape;
+  for (const ExprPtr &d : e.args) {
+    auto v = constEval(*d);
+    if (!v) {
+      error(d->loc, "tile shape must be a compile-time constant (in " + what +
+                        ")");
+      return std::nullopt;
+    }
+    if (*v <= 0) {
+      error(d->loc, "tile dimension must be positive, got " +
+                        std::to_string(*v));
+      return std::nullopt;
+    }
+    shape.push_back(*v);
+  }
+  if (shape.empty() || shape.size() > 4) {
+    error(e.loc, "tile rank must be 1..4 (in " + what + ")");
+    return std::nullopt;
+  }
+  return shape;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+bool Sema::bindParams() {
+  push();
+  std::map<std::string, std::pair<unsigned, unsigned>> sizes;
+  for (unsigned i = 0; i < k_.params.size(); ++i) {
+    const ast::Param &p = k_.params[i];
+    auto elem = resolveScalar(p.elemType);
+    if (!elem)
+      return false;
+    if (p.elemType.isTile)
+      return error(p.elemType.loc, "a parameter cannot be a tile; use gm<T>[...]");
+    if (!p.isTensor) {
+      if (*elem != ScalarKind::I1 && *elem != ScalarKind::I32 &&
+          *elem != ScalarKind::I64 && *elem != ScalarKind::F32)
+        return error(p.elemType.loc, "scalar parameter '" + p.name +
+                                         "' must be bool, i32, i64 or f32, "
+                                         "not " + ir::scalarName(*elem));
+      kernel_->addParam({p.name, Type::scalar(*elem), p.loc});
+      Binding bnd;
+      bnd.kind = Binding::Kind::ScalarParam;
+      bnd.param = i;
+      if (!declare(p.name, bnd, p.loc))
+        return false;
+      continue;
+    }
+    kernel_->addParam({p.name, Type::tensor(*elem, p.dims.size()), p.loc});
+    Binding t;
+    t.kind = Binding::Kind::Tensor;
+    t.param = i;
+    if (!declare(p.name, t, p.loc))
+      return false;
+    for (unsigned a = 0; a < p.dims.size(); ++a) {
+      const std::string &d = p.dims[a];
+      if (d == "_")
+        continue;
+      ir::ShapeConstraint c;
+      c.param = i;
+      c.axis = a;
+      int64_t lit;
+      if (parseInt(d, lit) || (cparams_.count(d) &&
+                               cparams_[d].kind == Binding::Kind::CInt)) {
+        c.kind = ir::ShapeConstraint::Kind::EqualsConstant;
+        c.constant = parseInt(d, lit) ? lit : cparams_[d].intValue;
+        c.message = p.name + ": size of axis " + std::to_string(a) +
+                    " must equal " + d +
+                    (d == std::to_string(c.constant)
+                         ? std::string()
+                         : " (" + std::to_string(c.constant) + ")");
+        kernel_->constraints.push_back(c);
+        continue;
+      }
+      if (cparams_.count(d))
+        return error(p.dimLocs[a], "'" + d + "' is not an integer compile-time "
+                                             "parameter and cannot name a size");
+      auto it = sizes.find(d);
+      if (it != sizes.end()) {
+        c.kind = ir::ShapeConstraint::Kind::EqualsDim;
+        c.otherParam = it->second.first;
+        c.otherAxis = it->second.second;
+        c.message = p.name + ": size of axis " + std::to_string(a) +
+                    " must equal " + d + " (size of " +
+                    k_.params[c.otherParam].name + " axis " +
+                    std::to_string(c.otherAxis) + ")";
+        kernel_->constraints.push_back(c);
+        continue;
+      }
+      sizes[d] = {i, a};
+      Binding s;
+      s.kind = Binding::Kind::Size;
+      s.param = i;
+      s.axis = a;
+      if (!declare(d, s, p.dimLocs[a]))
+        return false;
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Conversions and broadcasting
+//===----------------------------------------------------------------------===//
+
+ir::Value *Sema::constant(SourceLoc loc, ScalarKind kind, double v) {
+  ir::OpAttrs a;
+  if (ir::isFloat(kind))
+    a.floatValue = v;
+  else
+    a.intValue = static_cast<int64_t>(v);
+  Type t = Type::scalar(kind);
+  if (kind == ScalarKind::F16 || kind == ScalarKind::BF16) {
+    // Storage kinds get their constants through a cast from f32.
+    ir::Value *f = emit(OpKind::Constant, loc, {}, Type::scalar(ScalarKind::F32), a);
+    return emit(OpKind::Cast, loc, {f}, t);
+  }
+  return emit(OpKind::Constant, loc, {}, t, a);
+}
+
+ir::Value *Sema::materialize(const RValue &r, ScalarKind kind) {
+  if (!r.isLiteral)
+    return r.value;
+  if (r.literalIsFloat && !ir::isFloat(kind)) {
+    error(r.loc, std::string("float literal where ") + ir::scalarName(kind) +
+                     " is expected");
+    return nullptr;
+  }
+  if (kind == ScalarKind::I1 && r.literal != 0 && r.literal != 1) {
+    error(r.loc, "integer literal where i1 is expected");
+    return nullptr;
+  }
+  return constant(r.loc, kind, r.literal);
+}
+
+ir::Value *Sema::materializeDefault(const RValue &r) {
+  if (!r.isLiteral)
+    return r.value;
+  return materialize(r, r.literalIsFloat ? ScalarKind::F32 : ScalarKind::I64);
+}
+
+ir::Value *Sema::splatTo(ir::Value *v, const std::vector<int64_t> &shape,
+                         SourceLoc loc) {
+  return emit(OpKind::Splat, loc, {v}, Type::tile(v->type().elem(), shape));
+}
+
+std::optional<std::vector<int64_t>>
+Sema::broadcastShape(const std::vector<int64_t> &a,
+                     const std::vector<int64_t> &b, SourceLoc loc,
+                     const std::string &op) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      auto str = [](const std::vector<int64_t> &s) {
+        std::string r = "[";
+        for (size_t j = 0; j < s.size(); ++j)
+          r += (j ? ", " : "") + std::to_string(s[j]);
+        return r + "]";
+      };
+      error(loc, "incompatible tile shapes " + str(a) + " and " + str(b) +
+                     " in '" + op + "'");
+      return std::nullopt;
+    }
+    out[i] = std::max(da, db);
+  }
+  return out;
+}
+
+ir::Value *Sema::broadcastTo(ir::Value *v, const std::vector<int64_t> &shape,
+                             SourceLoc loc) {
+  const Type &t = v->type();
+  if (t.isScalar())
+    return splatTo(v, shape, loc);
+  if (t.shape() == shape)
+    return v;
+  if (t.rank() < shape.size()) {
+    std::vector<int64_t> padded(shape.size() - t.rank(), 1);
+    padded.insert(padded.end(), t.shape().begin(), t.shape().end());
+    v = emit(OpKind::Reshape, loc, {v}, Type::tile(t.elem(), padded));
+    if (padded == shape)
+      return v;
+  }
+  return emit(OpKind::Broadcast, loc, {v}, Type::tile(t.elem(), shape));
+}
+
+bool Sema::unify(std::vector<RValue *> vals, SourceLoc loc,
+                 const std::string &op, std::vector<ir::Value *> &out) {
+  // The element kind: from the first typed operand; literals adapt.
+  std::optional<ScalarKind> kind;
+  const RValue *first = nullptr;
+  for (RValue *r : vals)
+    if (!r->isLiteral) {
+      if (!kind) {
+        kind = r->type().elem();
+        first = r;
+      } else if (r->type().elem() != *kind) {
+        return error(loc, std::string("mismatched element types ") +
+                              ir::scalarName(*kind) + " and " +
+                              ir::scalarName(r->type().elem()) + " in '" + op +
+                              "'; use cast<...>() to convert");
+      }
+    }
+  (void)first;
+  if (!kind) {
+    bool anyFloat = false;
+    for (RValue *r : vals)
+      anyFloat |= r->literalIsFloat;
+    kind = anyFloat ? ScalarKind::F32 : ScalarKind::I64;
+  }
+  std::vector<int64_t> shape;
+  bool isTile = false;
+  for (RValue *r : vals) {
+    if (r->isLiteral || !r->type().isTile())
+      continue;
+    if (!isTile) {
+      shape = r->type().shape();
+      isTile = true;
+      continue;
+    }
+    auto s = broadcastShape(shape, r->type().shape(), loc, op);
+    if (!s)
+      return false;
+    shape = *s;
+  }
+  out.clear();
+  for (RValue *r : vals) {
+    ir::Value *v = materialize(*r, *kind);
+    if (!v)
+      return false;
+    if (isTile)
+      v = broadcastTo(v, shape, r->loc);
+    out.push_back(v);
+  }
+  return true;
+}
+
+bool Sema::requireArithmetic(ir::Value *v, SourceLoc loc, const std::string &op,
+                             bool allowInt, bool allowBool) {
+  ScalarKind k = v->type().elem();
+  if (k == ScalarKind::F16 || k == ScalarKind::BF16)
+    return error(loc, std::string("arithmetic '") + op + "' on " +
+                          ir::scalarName(k) +
+                          " is not supported; f16 and bf16 are storage types, "
+                          "use cast<f32>(...)");
+  if (k == ScalarKind::I1 && !allowBool)
+    return error(loc, "'" + op + "' is not defined on i1 values");
+  if (ir::isInteger(k) && !allowInt)
+    return error(loc, std::string("'") + op + "' needs a float operand, got " +
+                          ir::scalarName(k));
+  return true;
+}
+
+ir::Value *Sema::toIndex(const RValue &r, const std::string &what) {
+  if (r.isLiteral) {
+    if (r.literalIsFloat) {
+      error(r.loc, what + " must be an integer");
+      return nullptr;
+    }
+    return constant(r.loc, ScalarKind::I64, r.literal);
+  }
+  const Type &t = r.type();
+  if (!t.isScalar() || !ir::isInteger(t.elem())) {
+    error(r.loc, what + " must be an integer scalar, got " + typeName(t));
+    return nullptr;
+  }
+  if (t.elem() == ScalarKind::I64)
+    return r.value;
+  return emit(OpKind::Cast, r.loc, {r.value}, Type::scalar(ScalarKind::I64));
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<RValue> Sema::lower(const Expr &e) {
+  RValue r;
+  r.loc = e.loc;
+  switch (e.kind) {
+  case ExprKind::IntLit:
+    r.isLiteral = true;
+    r.literal = static_cast<double>(e.intValue);
+    if (std::abs(e.intValue) > (int64_t(1) << 53)) {
+      r.isLiteral = false;
+      ir::OpAttrs a;
+      a.intValue = e.intValue;
+      r.value = emit(OpKind::Constant, e.loc, {}, Type::scalar(ScalarKind::I64), a);
+    }
+    return r;
+  case ExprKind::FloatLit:
+    r.isLiteral = true;
+    r.literalIsFloat = true;
+    r.literal = e.floatValue;
+    return r;
+  case ExprKind::BoolLit:
+    r.value = constant(e.loc, ScalarKind::I1, static_cast<double>(e.intValue));
+    return r;
+  case ExprKind::Name: {
+    Binding *bnd = lookup(e.name);
+    if (!bnd) {
+      if (e.name == "inf" || e.name == "nan") {
+        r.isLiteral = true;
+        r.literalIsFloat = true;
+        r.literal = e.name == "inf" ? std::numeric_limits<double>::infinity()
+                                    : std::numeric_limits<double>::quiet_NaN();
+        return r;
+      }
+      error(e.loc, "use of undeclared name '" + e.name + "'");
+      return std::nullopt;
+    }
+    switch (bnd->kind) {
+    case Binding::Kind::Value:
+    case Binding::Kind::Var:
+      r.value = bnd->value;
+      return r;
+    case Binding::Kind::ScalarParam:
+      r.value = paramValue(bnd->param);
+      return r;
+    case Binding::Kind::Size: {
+      ir::OpAttrs a;
+      a.axis = bnd->axis;
+      r.value = emit(OpKind::Dim, e.loc, {paramValue(bnd->param)},
+                     Type::scalar(ScalarKind::I64), a);
+      return r;
+    }
+    case Binding::Kind::CInt:
+    case Binding::Kind::CBool: {
+      ir::OpAttrs a;
+      a.name = bnd->cparam;
+      a.intValue = bnd->intValue;
+      r.value = emit(OpKind::ConstParam, e.loc, {},
+                     Type::scalar(bnd->kind == Binding::Kind::CBool
+                                      ? ScalarKind::I1
+                                      : ScalarKind::I64),
+                     a);
+      return r;
+    }
+    case Binding::Kind::Enumerator:
+      r.value = constant(e.loc, ScalarKind::I64,
+                         static_cast<double>(bnd->intValue));
+      return r;
+    case Binding::Kind::CType:
+      error(e.loc, "'" + e.name + "' is a type, not a value");
+      return std::nullopt;
+    case Binding::Kind::Tensor:
+      error(e.loc, "tensor '" + e.name +
+                       "' used as a value; index it or pass it to load");
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  case ExprKind::Unary:
+    return lowerUnary(e);
+  case ExprKind::Binary:
+    return lowerBinary(e);
+  case ExprKind::Call:
+    return lowerCall(e);
+  case ExprKind::Index: {
+    Binding *bnd = lookup(e.name);
+    if (!bnd || bnd->kind != Binding::Kind::Tensor) {
+      error(e.loc, "'" + e.name + "' is not a tensor and cannot be indexed");
+      return std::nullopt;
+    }
+    const Type &tt = kernel_->params[bnd->param].type;
+    if (e.args.size() != tt.rank()) {
+      error(e.loc, "tensor '" + e.name + "' has rank " +
+                       std::to_string(tt.rank()) + " but " +
+                       std::to_string(e.args.size()) + " indices were given");
+      return std::nullopt;
+    }
+    std::vector<ir::Value *> ops{tensorValue(*bnd)};
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      if (!e.argNames[i].empty()) {
+        error(e.args[i]->loc, "unexpected named argument in tensor index");
+        return std::nullopt;
+      }
+      auto idx = lower(*e.args[i]);
+      if (!idx)
+        return std::nullopt;
+      ir::Value *v = toIndex(*idx, "tensor index");
+      if (!v)
+        return std::nullopt;
+      ops.push_back(v);
+    }
+    r.value = emit(OpKind::LoadScalar, e.loc, ops, Type::scalar(tt.elem()));
+    return r;
+  }
+  case ExprKind::List:
+    error(e.loc, "a list '[...]' is only allowed as an argument of a builtin");
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<RValue> Sema::lowerUnary(const Expr &e) {
+  auto a = lower(*e.args[0]);
+  if (!a)
+    return std::nullopt;
+  if (a->isLiteral) {
+    if (e.op == "-") {
+      a->literal = -a->literal;
+      a->loc = e.loc;
+      return a;
+    }
+    ir::Value *v = materializeDefault(*a);
+    a->isLiteral = false;
+    a->value = v;
+  }
+  RValue r;
+  r.loc = e.loc;
+  ir::Value *v = a->value;
+  if (e.op == "-") {
+    if (!requireArithmetic(v, e.loc, "-", true, false))
+      return std::nullopt;
+    r.value = emit(OpKind::Neg, e.loc, {v}, v->type());
+    return r;
+  }
+  if (e.op == "!" && v->type().elem() != ScalarKind::I1) {
+    error(e.loc, "'!' needs an i1 (boolean) operand, got " + typeName(v->type()));
+    return std::nullopt;
+  }
+  if (ir::isFloat(v->type().elem())) {
+    error(e.loc, "'" + e.op + "' needs an integer or boolean operand");
+    return std::nullopt;
+  }
+  r.value = emit(OpKind::Not, e.loc, {v}, v->type());
+  return r;
+}
+
+std::optional<RValue> Sema::binaryOp(const std::string &op, RValue a, RValue b,
+                                     SourceLoc loc) {
+  if (a.isLiteral && b.isLiteral) {
+    double x = a.literal, y = b.literal;
+    bool isFloat = a.literalIsFloat || b.literalIsFloat;
+    RValue r = a;
+    r.loc = loc;
+    r.literalIsFloat = isFloat;
+    if (op == "+") { r.literal = x + y; return r; }
+    if (op == "-") { r.literal = x - y; return r; }
+    if (op == "*") { r.literal = x * y; return r; }
+    if (op == "/" && isFloat) { r.literal = x / y; return r; }
+    if (op == "/" && !isFloat) {
+      r.literal = y == 0 ? 0 : static_cast<double>(static_cast<int64_t>(x) / static_cast<int64_t>(y));
+      return r;
+    }
+    // Other operators on two literals: materialise with default kinds.
+  }
+  static const std::map<std::string, OpKind> arith = {
+      {"+", OpKind::Add}, {"-", OpKind::Sub}, {"*", OpKind::Mul},
+      {"/", OpKind::Div}, {"%", OpKind::Rem}, {"&", OpKind::And},
+      {"|", OpKind::Or},  {"^", OpKind::Xor}, {"<<", OpKind::Shl},
+      {">>", OpKind::Shr}, {"&&", OpKind::And}, {"||", OpKind::Or}};
+  static const std::map<std::string, ir::CmpPredicate> cmps = {
+      {"==", ir::CmpPredicate::Eq}, {"!=", ir::CmpPredicate::Ne},
+      {"<", ir::CmpPredicate::Lt},  {"<=", ir::CmpPredicate::Le},
+      {">", ir::CmpPredicate::Gt},  {">=", ir::CmpPredicate::Ge}};
+  std::vector<ir::Value *> ops;
+  if (!unify({&a, &b}, loc, op, ops))
+    return std::nullopt;
+  RValue r;
+  r.loc = loc;
+  const Type &t = ops[0]->type();
+  if (auto c = cmps.find(op); c != cmps.end()) {
+    ir::OpAttrs attrs;
+    attrs.predicate = c->second;
+    r.value = emit(OpKind::Cmp, loc, ops, t.withElem(ScalarKind::I1), attrs);
+    return r;
+  }
+  auto it = arith.find(op);
+  if (it == arith.end()) {
+    error(loc, "unknown operator '" + op + "'");
+    return std::nullopt;
+  }
+  bool logical = op == "&&" || op == "||";
+  bool bitwise = op == "&" || op == "|" || op == "^" || op == "<<" ||
+                 op == ">>" || op == "%";
+  if (logical && t.elem() != ScalarKind::I1) {
+    error(loc, "'" + op + "' needs i1 (boolean) operands, got " + typeName(t));
+    return std::nullopt;
+  }
+  if (bitwise && ir::isFloat(t.elem()) && op != "%") {
+    error(loc, "'" + op + "' needs integer operands, got " + typeName(t));
+    return std::nullopt;
+  }
+  bool boolOk = logical || op == "&" || op == "|" || op == "^";
+  if (!requireArithmetic(ops[0], loc, op, true, boolOk))
+    return std::nullopt;
+  r.value = emit(it->second, loc, ops, t);
+  return r;
+}
+
+std::optional<RValue> Sema::lowerBinary(const Expr &e) {
+  auto a = lower(*e.args[0]);
+  if (!a)
+    return std::nullopt;
+  auto b = lower(*e.args[1]);
+  if (!b)
+    return std::nullopt;
+  return binaryOp(e.op, *a, *b, e.loc);
+}
+
+const Binding *Sema::tensorArg(const Expr &e, const std::string &builtin) {
+  if (e.kind == ExprKind::Name) {
+    Binding *bnd = lookup(e.name);
+    if (bnd && bnd->kind == Binding::Kind::Tensor)
+      return bnd;
+  }
+  error(e.loc, "expected a tensor parameter as the first argument of '" +
+                   builtin + "'");
+  return nullptr;
+}
+
+/// Checks a call's arguments: `positional` names in order, then the allowed
+/// named arguments. Fills `args` (null where absent).
+bool checkArgs(Sema *, const Expr &e, DiagnosticEngine &diags, size_t minPos,
+               size_t maxPos, const std::set<std::string> &named,
+               std::vector<const Expr *> &pos,
+               std::map<std::string, const Expr *> &nam) {
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    if (e.argNames[i].empty()) {
+      if (!nam.empty()) {
+        diags.error(e.args[i]->loc,
+                    "positional argument after a named argument in '" + e.name +
+                        "'");
+        return false;
+      }
+      pos.push_back(e.args[i].get());
+    } else {
+      if (!named.count(e.argNames[i])) {
+        diags.error(e.args[i]->loc, "unknown argument '" + e.argNames[i] +
+                                        "' of '" + e.name + "'");
+        return false;
+      }
+      nam[e.argNames[i]] = e.args[i].get();
+    }
+  }
+  if (pos.size() < minPos || pos.size() > maxPos) {
+    std::string want = minPos == maxPos ? std::to_string(minPos)
+                                        : std::to_string(minPos) + ".." +
+                                              std::to_string(maxPos);
+    diags.error(e.loc, "'" + e.name + "' takes " + want +
+                           " positional arguments, " +
+                           std::to_string(pos.size()) + " given");
+    return false;
+  }
+  return true;
+}
+
+std::optional<RValue> Sema::lowerCall(const Expr &e) {
+  const std::string &n = e.name;
+  std::vector<const Expr *> pos;
+  std::map<std::string, const Expr *> nam;
+  RValue r;
+  r.loc = e.loc;
+  auto args = [&](size_t lo, size_t hi, std::set<std::string> named = {}) {
+    return checkArgs(this, e, diags_, lo, hi, named, pos, nam);
+  };
+  auto constInt = [&](const Expr *x, const std::string &what)
+      -> std::optional<int64_t> {
+    auto v = constEval(*x);
+    if (!v)
+      error(x->loc, what + " must be a compile-time constant");
+    return v;
+  };
+  if (e.typeArg && !takesTypeArgument(n)) {
+    error(e.loc, "'" + n + "' takes no type argument");
+    return std::nullopt;
+  }
+
+  if (n == "program_id" || n == "num_programs") {
+    if (!args(1, 1))
+      return std::nullopt;
+    auto axis = constInt(pos[0], "the axis of '" + n + "'");
+    if (!axis)
+      return std::nullopt;
+    if (*axis < 0 || *axis > 2) {
+      error(pos[0]->loc, "axis of '" + n + "' must be 0, 1 or 2");
+      return std::nullopt;
+    }
+    if (inGrid_) {
+      error(e.loc, "'" + n + "' cannot be used in the grid expression");
+      return std::nullopt;
+    }
+    ir::OpAttrs a;
+    a.axis = *axis;
+    r.value = emit(n == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms,
+                   e.loc, {}, Type::scalar(ScalarKind::I64), a);
+    return r;
+  }
+  if (n == "dim" || n == "stride") {
+    if (!args(2, 2))
+      return std::nullopt;
+    const Binding *t = tensorArg(*pos[0], n);
+    if (!t)
+      return std::nullopt;
+    auto axis = constInt(pos[1], "the axis of '" + n + "'");
+    if (!axis)
+      return std::nullopt;
+    unsigned rank = kernel_->params[t->param].type.rank();
+    if (*axis < 0 || *axis >= rank) {
+      error(pos[1]->loc, "axis " + std::to_string(*axis) +
+                             " is out of range for a tensor of rank " +
+                             std::to_string(rank));
+      return std::nullopt;
+    }
+    ir::OpAttrs a;
+    a.axis = *axis;
+    r.value = emit(n == "dim" ? OpKind::Dim : OpKind::Stride, e.loc,
+                   {tensorValue(*t)}, Type::scalar(ScalarKind::I64), a);
+    return r;
+  }
+  if (n == "cdiv") {
+    if (!args(2, 2))
+      return std::nullopt;
+    auto a = lower(*pos[0]);
+    auto b = a ? lower(*pos[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    auto sum = binaryOp("+", *a, *b, e.loc);
+    if (!sum)
+      return std::nullopt;
+    RValue one;
+    one.isLiteral = true;
+    one.literal = 1;
+    one.loc = e.loc;
+    auto sub = binaryOp("-", *sum, one, e.loc);
+    if (!sub)
+      return std::nullopt;
+    return binaryOp("/", *sub, *b, e.loc);
+  }
+  if (n == "sum" || ((n == "max" || n == "min") &&
+                     (e.args.size() == 1 ||
+                      (e.args.size() == 2 && e.argNames[1] == "axis")))) {
+    if (!args(1, 1, {"axis"}))
+      return std::nullopt;
+    auto t = lower(*pos[0]);
+    if (!t)
+      return std::nullopt;
+    ir::Value *v = materializeDefault(*t);
+    if (!v)
+      return std::nullopt;
+    if (!v->type().isTile()) {
+      error(pos[0]->loc, "'" + n + "' reduces a tile, got " + typeName(v->type()));
+      return std::nullopt;
+    }
+    if (!requireArithmetic(v, e.loc, n, true, false))
+      return std::nullopt;
+    int64_t axis = static_cast<int64_t>(v->type().rank()) - 1;
+    if (nam.count("axis")) {
+      auto a = constInt(nam["axis"], "the reduction axis");
+      if (!a)
+        return std::nullopt;
+      axis = *a < 0 ? *a + v->type().rank() : *a;
+    } else if (v->type().rank() != 1) {
+      error(e.loc, "'" + n + "' of a rank-" + std::to_string(v->type().rank()) +
+                       " tile needs 'axis = ...'");
+      return std::nullopt;
+    }
+    if (axis < 0 || axis >= static_cast<int64_t>(v->type().rank())) {
+      error(nam.count("axis") ? nam["axis"]->loc : e.loc,
+            "reduction axis out of range for " + typeName(v->type()));
+      return std::nullopt;
+    }
+    std::vector<int64_t> shape = v->type().shape();
+    shape.erase(shape.begin() + axis);
+    ir::OpAttrs a;
+    a.axis = axis;
+    a.reduceKind = n == "sum" ? ir::ReduceKind::Sum
+                   : n == "max" ? ir::ReduceKind::Max
+                                : ir::ReduceKind::Min;
+    Type rt = shape.empty() ? Type::scalar(v->type().elem())
+                            : Type::tile(v->type().elem(), shape);
+    r.value = emit(OpKind::Reduce, e.loc, {v}, rt, a);
+    return r;
+  }
+  if (n == "min" || n == "max") {
+    if (!args(2, 2))
+      return std::nullopt;
+    auto a = lower(*pos[0]);
+    auto b = a ? lower(*pos[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    if (a->isLiteral && b->isLiteral) {
+      RValue out = *a;
+      out.literalIsFloat |= b->literalIsFloat;
+      out.literal = n == "min" ? std::min(a->literal, b->literal)
+                               : std::max(a->literal, b->literal);
+      return out;
+    }
+    std::vector<ir::Value *> ops;
+    if (!unify({&*a, &*b}, e.loc, n, ops) ||
+        !requireArithmetic(ops[0], e.loc, n, true, false))
+      return std::nullopt;
+    r.value = emit(n == "min" ? OpKind::Min : OpKind::Max, e.loc, ops,
+                   ops[0]->type());
+    return r;
+  }
+  static const std::map<std::string, std::pair<OpKind, bool>> unary = {
+      {"abs", {OpKind::Abs, true}},     {"exp", {OpKind::Exp, false}},
+      {"log", {OpKind::Log, false}},    {"sqrt", {OpKind::Sqrt, false}},
+      {"rsqrt", {OpKind::Rsqrt, false}}, {"floor", {OpKind::Floor, false}},
+      {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}}};
+  if (auto u = unary.find(n); u != unary.end()) {
+    if (!args(1, 1))
+      return std::nullopt;
+    auto a = lower(*pos[0]);
+    if (!a)
+      return std::nullopt;
+    ir::Value *v = a->isLiteral ? materialize(*a, u->second.second && !a->literalIsFloat
+                                                      ? ScalarKind::I64
+                                                      : ScalarKind::F32)
+                                : a->value;
+    if (!v || !requireArithmetic(v, e.loc, n, u->second.second, false))
+      return std::nullopt;
+    r.value = emit(u->second.first, e.loc, {v}, v->type());
+    return r;
+  }
+  if (n == "fma" || n == "select") {
+    if (!args(3, 3))
+      return std::nullopt;
+    std::vector<RValue> vs;
+    for (const Expr *x : pos) {
+      auto v = lower(*x);
+      if (!v)
+        return std::nullopt;
+      vs.push_back(*v);
+    }
+    if (n == "fma") {
+      std::vector<ir::Value *> ops;
+      if (!unify({&vs[0], &vs[1], &vs[2]}, e.loc, n, ops) ||
+          !requireArithmetic(ops[0], e.loc, n, false, false))
+        return std::nullopt;
+      r.value = emit(OpKind::Fma, e.loc, ops, ops[0]->type());
+      return r;
+    }
+    ir::Value *c = materializeDefault(vs[0]);
+    if (!c)
+      return std::nullopt;
+    if (c->type().elem() != ScalarKind::I1) {
+      error(pos[0]->loc, "the condition of 'select' must be i1 (boolean), got " +
+                             typeName(c->type()));
+      return std::nullopt;
+    }
+    std::vector<ir::Value *> ops;
+    if (!unify({&vs[1], &vs[2]}, e.loc, n, ops))
+      return std::nullopt;
+    // Broadcast condition and values to one shape.
+    std::vector<int64_t> shape;
+    bool tile = false;
+    for (ir::Value *v : {c, ops[0]})
+      if (v->type().isTile()) {
+        if (!tile) {
+          shape = v->type().shape();
+          tile = true;
+        } else {
+          auto s = broadcastShape(shape, v->type().shape(), e.loc, n);
+          if (!s)
+            return std::nullopt;
+          shape = *s;
+        }
+      }
+    if (tile) {
+      c = broadcastTo(c, shape, e.loc);
+      ops[0] = broadcastTo(ops[0], shape, e.loc);
+      ops[1] = broadcastTo(ops[1], shape, e.loc);
+    }
+    r.value = emit(OpKind::Select, e.loc, {c, ops[0], ops[1]}, ops[0]->type());
+    return r;
+  }
+  if (n == "cast" || n == "bitcast") {
+    if (!e.typeArg) {
+      error(e.loc, "'" + n + "' needs a type argument: " + n + "<f32>(x)");
+      return std::nullopt;
+    }
+    if (!args(1, 1))
+      return std::nullopt;
+    auto to = resolveScalar(*e.typeArg);
+    if (!to)
+      return std::nullopt;
+    if (e.typeArg->isTile) {
+      error(e.typeArg->loc, "the type argument of '" + n +
+                                "' is an element type, not a tile");
+      return std::nullopt;
+    }
+    auto a = lower(*pos[0]);
+    if (!a)
+      return std::nullopt;
+    ir::Value *v = a->isLiteral ? (n == "cast" && ir::isFloat(*to) == a->literalIsFloat
+                                       ? materialize(*a, *to)
+                                       : materializeDefault(*a))
+                                : a->value;
+    if (!v)
+      return std::nullopt;
+    if (n == "bitcast" && ir::bitWidth(*to) != ir::bitWidth(v->type().elem())) {
+      error(e.loc, std::string("bitcast between kinds of different widths (") +
+                       ir::scalarName(v->type().elem()) + " to " +
+                       ir::scalarName(*to) + ")");
+      return std::nullopt;
+    }
+    if (v->type().elem() == *to) {
+      r.value = v;
+      return r;
+    }
+    r.value = emit(n == "cast" ? OpKind::Cast : OpKind::Bitcast, e.loc, {v},
+                   v->type().withElem(*to));
+    return r;
+  }
+  if (n == "full" || n == "zeros" || n == "iota") {
+    if (!e.typeArg) {
+      error(e.loc, "'" + n + "' needs an element type: " + n + "<f32>(...)");
+      return std::nullopt;
+    }
+    if (!args(n == "zeros" ? 1 : 2, n == "zeros" ? 1 : 2))
+      return std::nullopt;
+    auto elem = resolveScalar(*e.typeArg);
+    if (!elem)
+      return std::nullopt;
+    auto shape = constShape(*pos[0], "'" + n + "'");
+    if (!shape)
+      return std::nullopt;
+    if (n == "iota") {
+      if (!ir::isInteger(*elem)) {
+        error(e.typeArg->loc, "'iota' needs an integer element type");
+        return std::nullopt;
+      }
+      auto axis = constInt(pos[1], "the axis of 'iota'");
+      if (!axis)
+        return std::nullopt;
+      if (*axis < 0 || *axis >= static_cast<int64_t>(shape->size())) {
+        error(pos[1]->loc, "iota axis out of range");
+        return std::nullopt;
+      }
+      ir::OpAttrs a;
+      a.axis = *axis;
+      r.value = emit(OpKind::Iota, e.loc, {}, Type::tile(*elem, *shape), a);
+      return r;
+    }
+    RValue fill;
+    fill.isLiteral = true;
+    fill.loc = e.loc;
+    if (n == "full") {
+      auto f = lower(*pos[1]);
+      if (!f)
+        return std::nullopt;
+      fill = *f;
+    }
+    ir::Value *s = fill.isLiteral ? materialize(fill, *elem) : fill.value;
+    if (!s)
+      return std::nullopt;
+    if (!s->type().isScalar() || s->type().elem() != *elem) {
+      error(pos.back()->loc, "fill value of type " + typeName(s->type()) +
+                                 " does not match element type " +
+                                 ir::scalarName(*elem));
+      return std::nullopt;
+    }
+    r.value = splatTo(s, *shape, e.loc);
+    return r;
+  }
+  if (n == "expand_dims" || n == "broadcast_to" || n == "reshape" ||
+      n == "transpose") {
+    if (!args(n == "transpose" ? 1 : 2, n == "transpose" ? 1 : 2))
+      return std::nullopt;
+    ir::Value *v = lowerValue(*pos[0]);
+    if (!v)
+      return std::nullopt;
+    if (!v->type().isTile()) {
+      error(pos[0]->loc, "'" + n + "' needs a tile, got " + typeName(v->type()));
+      return std::nullopt;
+    }
+    const Type &t = v->type();
+    if (n == "transpose") {
+      if (t.rank() != 2) {
+        error(e.loc, "'transpose' needs a rank-2 tile, got " + typeName(t));
+        return std::nullopt;
+      }
+      r.value = emit(OpKind::Transpose, e.loc, {v},
+                     Type::tile(t.elem(), {t.shape()[1], t.shape()[0]}));
+      return r;
+    }
+    if (n == "expand_dims") {
+      auto axis = constInt(pos[1], "the axis of 'expand_dims'");
+      if (!axis)
+        return std::nullopt;
+      if (*axis < 0 || *axis > static_cast<int64_t>(t.rank()) || t.rank() >= 4) {
+        error(pos[1]->loc, "expand_dims axis out of range for " + typeName(t));
+        return std::nullopt;
+      }
+      std::vector<int64_t> shape = t.shape();
+      shape.insert(shape.begin() + *axis, 1);
+      r.value = emit(OpKind::Reshape, e.loc, {v}, Type::tile(t.elem(), shape));
+      return r;
+    }
+    auto shape = constShape(*pos[1], "'" + n + "'");
+    if (!shape)
+      return std::nullopt;
+    if (n == "reshape") {
+      int64_t count = 1;
+      for (int64_t d : *shape)
+        count *= d;
+      if (count != t.numElements()) {
+        error(e.loc, "reshape of " + typeName(t) + " (" +
+                         std::to_string(t.numElements()) + " elements) to " +
+                         std::to_string(count) + " elements");
+        return std::nullopt;
+      }
+      r.value = emit(OpKind::Reshape, e.loc, {v}, Type::tile(t.elem(), *shape));
+      return r;
+    }
+    auto s = broadcastShape(t.shape(), *shape, e.loc, n);
+    if (!s)
+      return std::nullopt;
+    if (*s != *shape) {
+      error(e.loc, "cannot broadcast " + typeName(t) + " to the requested shape");
+      return std::nullopt;
+    }
+    r.value = broadcastTo(v, *shape, e.loc);
+    return r;
+  }
+  if (n == "mma" || n == "dot")
+    return lowerMma(e);
+  if (n == "load" || n == "store" || n == "gather" || n == "scatter")
+    return lowerMemory(e);
+  error(e.loc, "unknown builtin '" + n + "'");
+  return std::nullopt;
+}
+
+std::optional<RValue> Sema::lowerMma(const Expr &e) {
+  const std::string &n = e.name;
+  std::vector<const Expr *> pos;
+  std::map<std::string, const Expr *> nam;
+  size_t count = n == "mma" ? 3 : 2;
+  if (!checkArgs(this, e, diags_, count, count, {}, pos, nam))
+    return std::nullopt;
+  ir::Value *ops[2];
+  bool trans[2] = {false, false};
+  for (int i = 0; i < 2; ++i) {
+    const Expr *x = pos[i];
+    if (x->kind == ExprKind::Call && x->name == "transpose" &&
+        x->args.size() == 1) {
+      trans[i] = true;
+      x = x->args[0].get();
+    }
+    ops[i] = lowerValue(*x);
+    if (!ops[i])
+      return std::nullopt;
+    const Type &t = ops[i]->type();
+    if (!t.isTile() || t.rank() != 2) {
+      error(x->loc, std::string("operand ") + (i ? "b" : "a") + " of '" + n +
+                        "' must be a rank-2 tile, got " + typeName(t));
+      return std::nullopt;
+    }
+    ScalarKind k = t.elem();
+    if (k != ScalarKind::F32 && k != ScalarKind::F16 && k != ScalarKind::BF16) {
+      error(x->loc, std::string("operand of '") + n +
+                        "' must be f32, f16 or bf16, got " + ir::scalarName(k));
+      return std::nullopt;
+    }
+  }
+  const auto &as = ops[0]->type().shape();
+  const auto &bs = ops[1]->type().shape();
+  int64_t m = trans[0] ? as[1] : as[0], ka = trans[0] ? as[0] : as[1];
+  int64_t kb = trans[1] ? bs[1] : bs[0], nn = trans[1] ? bs[0] : bs[1];
+  if (ka != kb) {
+    error(e.loc, "inner dimensions of '" + n + "' do not match: a is " +
+                     typeName(ops[0]->type()) + (trans[0] ? " (transposed)" : "") +
+                     ", b is " + typeName(ops[1]->type()) +
+                     (trans[1] ? " (transposed)" : "") + " (" +
+                     std::to_string(ka) + " vs " + std::to_string(kb) + ")");
+    return std::nullopt;
+  }
+  Type rt = Type::tile(ScalarKind::F32, {m, nn});
+  ir::Value *acc;
+  if (n == "mma") {
+    auto a = lower(*pos[2]);
+    if (!a)
+      return std::nullopt;
+    acc = a->isLiteral ? materialize(*a, ScalarKind::F32) : a->value;
+    if (!acc)
+      return std::nullopt;
+    if (acc->type().isScalar() && acc->type().elem() == ScalarKind::F32)
+      acc = splatTo(acc, rt.shape(), pos[2]->loc);
+    if (acc->type() != rt) {
+      error(pos[2]->loc, "accumulator of 'mma' must be " + typeName(rt) +
+                             ", got " + typeName(acc->type()));
+      return std::nullopt;
+    }
+  } else {
+    acc = splatTo(constant(e.loc, ScalarKind::F32, 0.0), rt.shape(), e.loc);
+  }
+  ir::OpAttrs attrs;
+  attrs.transA = trans[0];
+  attrs.transB = trans[1];
+  RValue r;
+  r.loc = e.loc;
+  r.value = emit(OpKind::Mma, e.loc, {ops[0], ops[1], acc}, rt, attrs);
+  return r;
+}
+
+std::optional<RValue> Sema::lowerMemory(const Expr &e) {
+  const std::string &n = e.name;
+  std::vector<const Expr *> pos;
+  std::map<std::string, const Expr *> nam;
+  bool isLoad = n == "load" || n == "gather";
+  bool indexed = n == "gather" || n == "scatter";
+  std::set<std::string> named = {"mask"};
+  if (isLoad)
+    named.insert("other");
+  size_t npos = n == "load" || n == "scatter" ? 3 : 2;
+  if (n == "store")
+    npos = 3;
+  if (!checkArgs(this, e, diags_, npos, npos, named, pos, nam))
+    return std::nullopt;
+  const Binding *t = tensorArg(*pos[0], n);
+  if (!t)
+    return std::nullopt;
+  const Type &tt = kernel_->params[t->param].type;
+  const Expr *list = pos[1];
+  if (list->kind != ExprKind::List) {
+    error(list->loc, std::string("expected a list of ") +
+                         (indexed ? "index tiles" : "offsets") +
+                         " '[...]' as the second argument of '" + n + "'");
+    return std::nullopt;
+  }
+  if (list->args.size() != tt.rank()) {
+    error(list->loc, "'" + n + "' on tensor '" + pos[0]->name + "' of rank " +
+                         std::to_string(tt.rank()) + " needs " +
+                         std::to_string(tt.rank()) + (indexed ? " index tiles" : " offsets") +
+                         ", got " + std::to_string(list->args.size()));
+    return std::nullopt;
+  }
+  std::vector<ir::Value *> ops{tensorValue(*t)};
+  std::vector<int64_t> shape;
+  ir::Value *valueTile = nullptr;
+  if (n == "load") {
+    auto s = constShape(*pos[2], "'load'");
+    if (!s)
+      return std::nullopt;
+    shape = *s;
+    if (shape.size() > tt.rank()) {
+      error(pos[2]->loc, "load of a rank-" + std::to_string(shape.size()) +
+                             " tile from a rank-" + std::to_string(tt.rank()) +
+                             " tensor");
+      return std::nullopt;
+    }
+  }
+  if (n == "store" || n == "scatter") {
+    valueTile = lowerValue(*pos[2]);
+    if (!valueTile)
+      return std::nullopt;
+    if (!valueTile->type().isTile()) {
+      error(pos[2]->loc, "'" + n + "' needs a tile value, got " +
+                             typeName(valueTile->type()));
+      return std::nullopt;
+    }
+    if (valueTile->type().elem() != tt.elem()) {
+      error(pos[2]->loc, std::string("'") + n + "' of a " +
+                             typeName(valueTile->type()) + " into tensor '" +
+                             pos[0]->name + "' of " + ir::scalarName(tt.elem()) +
+                             "; use cast<" + ir::scalarName(tt.elem()) + ">(...)");
+      return std::nullopt;
+    }
+    shape = valueTile->type().shape();
+    if (n == "store" && shape.size() > tt.rank()) {
+      error(pos[2]->loc, "store of a rank-" + std::to_string(shape.size()) +
+                             " tile into a rank-" + std::to_string(tt.rank()) +
+                             " tensor");
+      return std::nullopt;
+    }
+  }
+  if (!indexed) {
+    for (const ExprPtr &o : list->args) {
+      auto v = lower(*o);
+      if (!v)
+        return std::nullopt;
+      ir::Value *idx = toIndex(*v, "offset of '" + n + "'");
+      if (!idx)
+        return std::nullopt;
+      ops.push_back(idx);
+    }
+  } else {
+    std::vector<ir::Value *> idx;
+    for (const ExprPtr &o : list->args) {
+      ir::Value *v = lowerValue(*o);
+      if (!v)
+        return std::nullopt;
+      if (!ir::isInteger(v->type().elem())) {
+        error(o->loc, "index of '" + n + "' must be integer, got " +
+                          typeName(v->type()));
+        return std::nullopt;
+      }
+      if (v->type().isTile()) {
+        auto s = shape.empty() ? std::optional(v->type().shape())
+                               : broadcastShape(shape, v->type().shape(), o->loc, n);
+        if (!s)
+          return std::nullopt;
+        shape = *s;
+      }
+      idx.push_back(v);
+    }
+    if (shape.empty()) {
+      error(list->loc, "'" + n + "' needs at least one index tile");
+      return std::nullopt;
+    }
+    if (valueTile && valueTile->type().shape() != shape) {
+      error(pos[2]->loc, "value shape does not match the index tiles in '" + n + "'");
+      return std::nullopt;
+    }
+    for (ir::Value *v : idx) {
+      if (v->type().elem() != ScalarKind::I64)
+        v = emit(OpKind::Cast, e.loc, {v}, v->type().withElem(ScalarKind::I64));
+      ops.push_back(broadcastTo(v, shape, e.loc));
+    }
+  }
+  if (valueTile)
+    ops.push_back(valueTile);
+  ir::OpAttrs attrs;
+  if (nam.count("other")) {
+    auto o = lower(*nam["other"]);
+    if (!o)
+      return std::nullopt;
+    if (!o->isLiteral) {
+      error(nam["other"]->loc, "'other' must be a constant number");
+      return std::nullopt;
+    }
+    if (o->literalIsFloat && !ir::isFloat(tt.elem()) && std::isfinite(o->literal)) {
+      error(nam["other"]->loc, "'other' of an integer tensor must be an integer");
+      return std::nullopt;
+    }
+    attrs.floatValue = o->literal;
+  }
+  if (nam.count("mask")) {
+    ir::Value *m = lowerValue(*nam["mask"]);
+    if (!m)
+      return std::nullopt;
+    if (m->type().elem() != ScalarKind::I1) {
+      error(nam["mask"]->loc, "mask must be i1 (boolean), got " + typeName(m->type()));
+      return std::nullopt;
+    }
+    if (m->type().isTile()) {
+      auto s = broadcastShape(shape, m->type().shape(), nam["mask"]->loc, "mask");
+      if (!s)
+        return std::nullopt;
+      if (*s != shape) {
+        error(nam["mask"]->loc, "mask shape does not fit the tile");
+        return std::nullopt;
+      }
+    }
+    ops.push_back(broadcastTo(m, shape, nam["mask"]->loc));
+    attrs.hasMask = true;
+  }
+  RValue r;
+  r.loc = e.loc;
+  OpKind kind = n == "load"     ? OpKind::Load
+                : n == "store"  ? OpKind::Store
+                : n == "gather" ? OpKind::Gather
+                                : OpKind::Scatter;
+  if (isLoad) {
+    r.value = emit(kind, e.loc, ops, Type::tile(tt.elem(), shape), attrs);
+  } else {
+    b_.create(kind, e.loc, ops, {}, attrs);
+    r.value = nullptr;
+  }
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+ir::Value *Sema::convertForVar(const RValue &r, const Type &t, SourceLoc loc,
+                               const std::string &name) {
+  ir::Value *v = r.isLiteral ? materialize(r, t.elem()) : r.value;
+  if (!v)
+    return nullptr;
+  if (v->type() == t)
+    return v;
+  if (v->type().elem() == t.elem() && t.isTile()) {
+    if (v->type().isScalar())
+      return splatTo(v, t.shape(), loc);
+    auto s = broadcastShape(v->type().shape(), t.shape(), loc, "=");
+    if (s && *s == t.shape())
+      return broadcastTo(v, t.shape(), loc);
+  }
+  error(loc, "cannot assign a value of type " + typeName(v->type()) + " to '" +
+                 name + "' of type " + typeName(t));
+  return nullptr;
+}
+
+void collectAssigned(const std::vector<StmtPtr> &stmts,
+                     std::set<std::string> &assigned,
+                     std::set<std::string> &declared) {
+  for (const StmtPtr &s : stmts) {
+    switch (s->kind) {
+    case StmtKind::Let:
+    case StmtKind::Var:
+      declared.insert(s->name);
+      break;
+    case StmtKind::Assign:
+      if (s->target->kind == ExprKind::Name && !declared.count(s->target->name))
+        assigned.insert(s->target->name);
+      break;
+    case StmtKind::For: {
+      std::set<std::string> inner = declared;
+      inner.insert(s->name);
+      collectAssigned(s->body, assigned, inner);
+      break;
+    }
+    case StmtKind::If: {
+      std::set<std::string> a = declared, b = declared;
+      collectAssigned(s->body, assigned, a);
+      collectAssigned(s->elseBody, assigned, b);
+      break;
+    }
+    case StmtKind::Expr:
+      break;
+    }
+  }
+}
+
+std::vector<std::string> Sema::carriedVars(const std::vector<StmtPtr> &a,
+                                           const std::vector<StmtPtr> *b) {
+  std::set<std::string> assigned, declared;
+  collectAssigned(a, assigned, declared);
+  if (b) {
+    std::set<std::string> declared2;
+    collectAssigned(*b, assigned, declared2);
+  }
+  std::vector<std::string> out;
+  for (const std::string &n : assigned) {
+    Binding *bnd = lookup(n);
+    if (bnd && bnd->kind == Binding::Kind::Var)
+      out.push_back(n);
+  }
+  return out;
+}
+
+bool Sema::lowerBlock(const std::vector<StmtPtr> &stmts) {
+  push();
+  for (const StmtPtr &s : stmts)
+    if (!lowerStmt(*s)) {
+      pop();
+      return false;
+    }
+  pop();
+  return true;
+}
+
+bool Sema::lowerStmt(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Let:
+  case StmtKind::Var: {
+    auto r = lower(*s.value);
+    if (!r)
+      return false;
+    ir::Value *v;
+    if (s.type) {
+      auto t = resolveType(*s.type);
+      if (!t)
+        return false;
+      v = convertForVar(*r, *t, s.loc, s.name);
+    } else {
+      v = materializeDefault(*r);
+    }
+    if (!v) {
+      if (!diags_.hasErrors())
+        error(s.value->loc, "expression has no value");
+      return false;
+    }
+    if (v->nameHint().empty())
+      v->setNameHint(s.name);
+    Binding bnd;
+    bnd.kind = s.kind == StmtKind::Let ? Binding::Kind::Value : Binding::Kind::Var;
+    bnd.value = v;
+    bnd.declType = v->type();
+    if (lookup(s.name) && cparams_.count(s.name))
+      return error(s.loc, "'" + s.name + "' shadows a compile-time parameter");
+    return declare(s.name, bnd, s.loc);
+  }
+  case StmtKind::Assign:
+    return lowerAssign(s);
+  case StmtKind::For:
+    return lowerFor(s);
+  case StmtKind::If:
+    return lowerIf(s);
+  case StmtKind::Expr: {
+    auto r = lower(*s.value);
+    return r.has_value();
+  }
+  }
+  return false;
+}
+
+bool Sema::lowerAssign(const Stmt &s) {
+  const Expr &target = *s.target;
+  auto r = lower(*s.value);
+  if (!r)
+    return false;
+  if (target.kind == ExprKind::Index) {
+    Binding *bnd = lookup(target.name);
+    if (!bnd || bnd->kind != Binding::Kind::Tensor)
+      return error(target.loc, "'" + target.name + "' is not a tensor");
+    if (s.op != "=")
+      return error(s.loc, "compound assignment to a tensor element is not "
+                          "supported; write x[i] = x[i] + v");
+    const Type &tt = kernel_->params[bnd->param].type;
+    if (target.args.size() != tt.rank())
+      return error(target.loc, "tensor '" + target.name + "' has rank " +
+                                   std::to_string(tt.rank()) + " but " +
+                                   std::to_string(target.args.size()) +
+                                   " indices were given");
+    std::vector<ir::Value *> ops{tensorValue(*bnd)};
+    for (const ExprPtr &i : target.args) {
+      auto iv = lower(*i);
+      if (!iv)
+        return false;
+      ir::Value *v = toIndex(*iv, "tensor index");
+      if (!v)
+        return false;
+      ops.push_back(v);
+    }
+    ir::Value *v = convertForVar(*r, Type::scalar(tt.elem()), s.value->loc,
+                                 target.name + "[...]");
+    if (!v)
+      return false;
+    ops.push_back(v);
+    b_.create(OpKind::StoreScalar, s.loc, ops, {});
+    return true;
+  }
+  Binding *bnd = lookup(target.name);
+  if (!bnd)
+    return error(target.loc, "use of undeclared name '" + target.name + "'");
+  if (bnd->kind != Binding::Kind::Var)
+    return error(target.loc, "cannot assign to '" + target.name +
+                                 "': only 'var' declarations are mutable");
+  RValue value = *r;
+  if (s.op != "=") {
+    RValue cur;
+    cur.value = bnd->value;
+    cur.loc = target.loc;
+    auto c = binaryOp(s.op.substr(0, 1), cur, value, s.loc);
+    if (!c)
+      return false;
+    value = *c;
+  }
+  ir::Value *v = convertForVar(value, bnd->declType, s.loc, target.name);
+  if (!v)
+    return false;
+  bnd->value = v;
+  return true;
+}
+
+bool Sema::lowerFor(const Stmt &s) {
+  ir::Value *bounds[3];
+  const Expr *exprs[3] = {s.lower.get(), s.upper.get(), s.step.get()};
+  for (int i = 0; i < 3; ++i) {
+    if (!exprs[i]) {
+      bounds[i] = constant(s.loc, ScalarKind::I64, 1);
+      continue;
+    }
+    auto r = lower(*exprs[i]);
+    if (!r)
+      return false;
+    bounds[i] = toIndex(*r, "loop bound");
+    if (!bounds[i])
+      return false;
+  }
+  std::vector<std::string> carried = carriedVars(s.body, nullptr);
+  std::vector<ir::Value *> operands(bounds, bounds + 3);
+  std::vector<Type> types;
+  for (const std::string &n : carried) {
+    Binding *bnd = lookup(n);
+    operands.push_back(bnd->value);
+    types.push_back(bnd->declType);
+  }
+  ir::Op *op = b_.create(OpKind::For, s.loc, operands, types);
+  ir::Block *body = op->addBlock();
+  ir::Value *iv = body->addArgument(Type::scalar(ScalarKind::I64));
+  iv->setNameHint(s.name);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    ir::Value *arg = body->addArgument(types[i]);
+    arg->setNameHint(carried[i]);
+    lookup(carried[i])->value = arg;
+  }
+  ir::Block *parent = b_.block();
+  b_.setInsertionPointToEnd(body);
+  push();
+  Binding ivb;
+  ivb.kind = Binding::Kind::Value;
+  ivb.value = iv;
+  declare(s.name, ivb, s.loc);
+  bool ok = lowerBlock(s.body);
+  pop();
+  if (!ok)
+    return false;
+  std::vector<ir::Value *> yields;
+  for (const std::string &n : carried)
+    yields.push_back(lookup(n)->value);
+  b_.yield(s.loc, yields);
+  b_.setInsertionPointToEnd(parent);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    op->result(i)->setNameHint(carried[i]);
+    lookup(carried[i])->value = op->result(i);
+  }
+  return true;
+}
+
+bool Sema::lowerIf(const Stmt &s) {
+  auto c = lower(*s.cond);
+  if (!c)
+    return false;
+  ir::Value *cond = materializeDefault(*c);
+  if (!cond)
+    return false;
+  if (cond->type() != Type::scalar(ScalarKind::I1))
+    return error(s.cond->loc, "condition of 'if' must be a scalar i1 "
+                              "(boolean), got " + typeName(cond->type()));
+  std::vector<std::string> carried = carriedVars(s.body, &s.elseBody);
+  std::vector<Type> types;
+  std::vector<ir::Value *> before;
+  for (const std::string &n : carried) {
+    types.push_back(lookup(n)->declType);
+    before.push_back(lookup(n)->value);
+  }
+  ir::Op *op = b_.create(OpKind::If, s.loc, {cond}, types);
+  ir::Block *parent = b_.block();
+  for (int branch = 0; branch < 2; ++branch) {
+    ir::Block *blk = op->addBlock();
+    b_.setInsertionPointToEnd(blk);
+    for (size_t i = 0; i < carried.size(); ++i)
+      lookup(carried[i])->value = before[i];
+    if (!lowerBlock(branch == 0 ? s.body : s.elseBody))
+      return false;
+    std::vector<ir::Value *> yields;
+    for (const std::string &n : carried)
+      yields.push_back(lookup(n)->value);
+    b_.yield(s.loc, yields);
+  }
+  b_.setInsertionPointToEnd(parent);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    op->result(i)->setNameHint(carried[i]);
+    lookup(carried[i])->value = op->result(i);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<ir::Kernel> Sema::run() {
+  kernel_ = std::make_unique<ir::Kernel>(k_.name);
+  kernel_->loc = k_.loc;
+  kernel_->localBudgetBytes = k_.budget;
+  if (!bindCompileParams() || !bindParams())
+    return nullptr;
+  // Grid.
+  inGrid_ = true;
+  b_.setInsertionPointToEnd(&kernel_->grid());
+  std::vector<ir::Value *> extents;
+  for (const ExprPtr &g : k_.grid) {
+    auto r = lower(*g);
+    if (!r)
+      return nullptr;
+    ir::Value *v = toIndex(*r, "grid extent");
+    if (!v)
+      return nullptr;
+    extents.push_back(v);
+  }
+  b_.yield(k_.loc, extents);
+  inGrid_ = false;
+  // Body.
+  b_.setInsertionPointToEnd(&kernel_->body());
+  if (!lowerBlock(k_.body))
+    return nullptr;
+  if (diags_.hasErrors())
+    return nullptr;
+  if (!ir::verify(*kernel_, diags_))
+    return nullptr;
+  return std::move(kernel_);
+}
+
+} // namespace
+
+std::unique_ptr<ir::Kernel> lowerKernel(const ParsedFile &file,
+                                        const std::string &kernel,
+                                        const SpecValues &spec,
+                                        DiagnosticEngine &diags) {
+  for (const auto &k : file.ast().kernels)
+    if (k->name == kernel) {
+      Sema sema(*k, spec, diags);
+      return sema.run();
+    }
+  std::string names;
+  for (const auto &k : file.ast().kernels)
+    names += (names.empty() ? "" : ", ") + k->name;
+  SourceLoc loc;
+  diags.error(loc, "no kernel named '" + kernel + "'" +
+                       (names.empty() ? "" : " (the file has: " + names + ")"));
+  return nullptr;
+}
+
+} // namespace tilejit::dsl

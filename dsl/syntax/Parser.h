@@ -1,0 +1,26 @@
+//===- Parser.h - Recursive-descent parser of the tile DSL -------*- C++ -*-===//
+///
+/// \file
+/// Builds an ast::File from one buffer. Errors read "expected X in Y"; the
+/// parser stops at the first error (no recovery), so each diagnostic is real.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_DSL_SYNTAX_PARSER_H
+#define TILEJIT_DSL_SYNTAX_PARSER_H
+
+#include "dsl/support/Diagnostics.h"
+#include "dsl/syntax/AST.h"
+
+#include <memory>
+
+namespace tilejit::dsl {
+
+/// Parses buffer `buffer`; null (with diagnostics) on a syntax error.
+std::unique_ptr<ast::File> parseFile(DiagnosticEngine &diags, uint32_t buffer);
+
+/// Builtins that take a type argument in angle brackets: `cast<f32>(x)`.
+bool takesTypeArgument(const std::string &builtin);
+
+} // namespace tilejit::dsl
+
+#endif
