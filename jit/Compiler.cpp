@@ -1,2 +1,387 @@
-// Placeholder: replaced by the real implementation.
-namespace tilejit {}
+//===- Compiler.cpp - DSL source + specialisation -> callable kernel ------===//
+///
+/// \file
+/// The pipeline as one linear list of named, timed steps (parse, sema, Tile IR
+/// passes, codegen, LLVM optimisation, machine code), with stage dumps, and
+/// the in-process kernel cache keyed by tiling key.
+///
+//===----------------------------------------------------------------------===//
+#include "jit/Compiler.h"
+
+#include "codegen/llvm/CodeGen.h"
+#include "codegen/passes/Pipeline.h"
+#include "dsl/Frontend.h"
+#include "dsl/ir/Printer.h"
+#include "jit/KernelJIT.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#ifndef TILEJIT_VERSION
+#define TILEJIT_VERSION "0"
+#endif
+#ifndef TILEJIT_LLVM_VERSION
+#define TILEJIT_LLVM_VERSION "19"
+#endif
+
+namespace tilejit::jit {
+
+KernelSource::KernelSource(std::string name, std::string text)
+    : name_(std::move(name)), text_(std::move(text)),
+      hash_(hashBytes(text_.data(), text_.size())) {}
+
+llvm::Expected<KernelSource> KernelSource::fromFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return llvm::createStringError("cannot read kernel source '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return KernelSource(path, std::move(text));
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+unsigned parseDumpStages(const char *env) {
+  if (!env)
+    return 0;
+  std::string s = env;
+  unsigned mask = 0;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item == "all")
+      mask |= 63;
+    else if (item == "ast")
+      mask |= static_cast<unsigned>(DumpStage::Ast);
+    else if (item == "tile")
+      mask |= static_cast<unsigned>(DumpStage::Tile);
+    else if (item == "tile-opt")
+      mask |= static_cast<unsigned>(DumpStage::TileOpt);
+    else if (item == "llvm")
+      mask |= static_cast<unsigned>(DumpStage::Llvm);
+    else if (item == "llvm-opt" || item == "opt")
+      mask |= static_cast<unsigned>(DumpStage::LlvmOpt);
+    else if (item == "asm")
+      mask |= static_cast<unsigned>(DumpStage::Asm);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return mask;
+}
+
+const char *stageSuffix(DumpStage s) {
+  switch (s) {
+  case DumpStage::Ast: return ".ast";
+  case DumpStage::Tile: return ".tile.tir";
+  case DumpStage::TileOpt: return ".tile-opt.tir";
+  case DumpStage::Llvm: return ".ll";
+  case DumpStage::LlvmOpt: return ".opt.ll";
+  case DumpStage::Asm: return ".s";
+  }
+  return ".txt";
+}
+
+std::string moduleText(const llvm::Module &m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+/// The outcome of one compilation, shared by every waiter.
+struct Slot {
+  std::shared_future<std::shared_ptr<const CompiledKernel>> future;
+  std::shared_ptr<std::string> error = std::make_shared<std::string>();
+};
+
+} // namespace
+
+struct Compiler::Impl {
+  TargetChoice target;
+  std::unique_ptr<KernelJIT> jit;
+  unsigned dumpMask = parseDumpStages(std::getenv("TILEJIT_DUMP"));
+  std::string dumpDir = std::getenv("TILEJIT_DUMP_DIR") ? std::getenv("TILEJIT_DUMP_DIR") : ".";
+
+  static constexpr unsigned kShards = 16;
+  struct Shard {
+    mutable std::shared_mutex mutex;
+    std::unordered_map<TilingKey, std::shared_ptr<Slot>> map;
+  };
+  std::array<Shard, kShards> shards;
+  std::atomic<uint64_t> memoryHits{0}, compiles{0};
+  /// Distinguishes the symbols of two compilations of one key (after the
+  /// memory cache was cleared) inside the one JIT dylib.
+  std::atomic<uint64_t> serial{0};
+
+  Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
+
+  void dump(const TilingKey &key, DumpStage stage, const std::string &text) {
+    if (!(dumpMask & static_cast<unsigned>(stage)))
+      return;
+    std::string name = key.str();
+    for (char &c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' &&
+          c != '_' && c != '=' && c != ',')
+        c = '_';
+    std::ofstream out(dumpDir + "/" + name + stageSuffix(stage));
+    out << text;
+  }
+
+  /// Runs the pipeline. With `stopAt` set, returns that stage's text in
+  /// `stageText` and stops there; otherwise JITs the kernel.
+  llvm::Expected<std::shared_ptr<const CompiledKernel>>
+  compile(const TilingKey &key, const KernelSource &source, const Specialization &spec,
+          unsigned optLevel, std::optional<DumpStage> stopAt, std::string *stageText);
+};
+
+llvm::Expected<std::shared_ptr<const CompiledKernel>>
+Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
+                        const Specialization &spec, unsigned optLevel,
+                        std::optional<DumpStage> stopAt, std::string *stageText) {
+  StageTimes times;
+  auto start = Clock::now();
+  auto wants = [&](DumpStage s) {
+    return (stopAt && *stopAt == s) || (dumpMask & static_cast<unsigned>(s));
+  };
+  auto emitStage = [&](DumpStage s, const std::string &text) {
+    if (stopAt && *stopAt == s)
+      *stageText = text;
+    else
+      dump(key, s, text);
+    return stopAt && *stopAt == s;
+  };
+  auto diagError = [](DiagnosticEngine &d) {
+    return llvm::createStringError(d.renderAll());
+  };
+
+  DiagnosticEngine diags;
+  uint32_t buffer = diags.addBuffer(source.name(), source.text());
+  auto t = Clock::now();
+  auto parsed = dsl::parse(diags, buffer);
+  if (!parsed)
+    return diagError(diags);
+  times.parse = msSince(t);
+  if (wants(DumpStage::Ast) && emitStage(DumpStage::Ast, dsl::printAST(*parsed)))
+    return nullptr;
+
+  t = Clock::now();
+  auto kernel = dsl::lowerKernel(*parsed, key.fields().kernel, spec, diags);
+  if (!kernel)
+    return diagError(diags);
+  times.sema = msSince(t);
+  if (wants(DumpStage::Tile) && emitStage(DumpStage::Tile, ir::print(*kernel)))
+    return nullptr;
+
+  t = Clock::now();
+  if (!passes::runDefaultPipeline(*kernel, diags))
+    return diagError(diags);
+  times.tilePasses = msSince(t);
+  if (wants(DumpStage::TileOpt) && emitStage(DumpStage::TileOpt, ir::print(*kernel)))
+    return nullptr;
+
+  t = Clock::now();
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::string stem = key.symbolStem() + "_" + std::to_string(serial.fetch_add(1));
+  auto module = codegen::lowerToLLVM(*kernel, *context, target.info, stem, diags);
+  if (!module)
+    return diagError(diags);
+  times.codegen = msSince(t);
+  if (wants(DumpStage::Llvm) && emitStage(DumpStage::Llvm, moduleText(*module)))
+    return nullptr;
+
+  auto tm = jit->makeTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  module->setDataLayout((*tm)->createDataLayout());
+  t = Clock::now();
+  codegen::optimizeModule(*module, **tm, optLevel);
+  times.llvmOpt = msSince(t);
+  if (wants(DumpStage::LlvmOpt) && emitStage(DumpStage::LlvmOpt, moduleText(*module)))
+    return nullptr;
+  if (wants(DumpStage::Asm)) {
+    auto clone = llvm::CloneModule(*module);
+    if (emitStage(DumpStage::Asm, emitAssembly(*clone, **tm)))
+      return nullptr;
+  }
+
+  t = Clock::now();
+  std::vector<std::string> messages;
+  for (const ir::ShapeConstraint &c : kernel->constraints)
+    messages.push_back(c.message);
+  auto symbols = jit->add(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)), stem);
+  if (!symbols)
+    return symbols.takeError();
+  times.machineCode = msSince(t);
+  times.total = msSince(start);
+  return std::make_shared<const CompiledKernel>(key, symbols->program, symbols->grid,
+                                                symbols->scratchBytes, times,
+                                                std::move(messages));
+}
+
+Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {}
+Compiler::~Compiler() = default;
+
+llvm::Expected<Compiler &> Compiler::instance(TargetLevel level) {
+  static std::once_flag once[3];
+  static std::unique_ptr<Compiler> compilers[3];
+  static std::string errors[3];
+  unsigned i = static_cast<unsigned>(level);
+  std::call_once(once[i], [&] {
+    auto target = chooseTarget(level);
+    if (!target) {
+      errors[i] = llvm::toString(target.takeError());
+      return;
+    }
+    auto jit = KernelJIT::create(*target);
+    if (!jit) {
+      errors[i] = llvm::toString(jit.takeError());
+      return;
+    }
+    std::unique_ptr<Compiler> c(new Compiler(level));
+    c->impl_->target = *target;
+    c->impl_->jit = std::move(*jit);
+    compilers[i] = std::move(c);
+  });
+  if (!compilers[i])
+    return llvm::createStringError(errors[i]);
+  return *compilers[i];
+}
+
+Compiler &Compiler::instance() {
+  auto c = instance(TargetLevel::Host);
+  if (!c) {
+    llvm::errs() << "tilejit: error: " << llvm::toString(c.takeError()) << "\n";
+    std::abort();
+  }
+  return *c;
+}
+
+const std::string &Compiler::targetName() const { return impl_->target.levelName; }
+unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
+
+llvm::Expected<TilingKey> Compiler::makeKey(const KernelSource &source,
+                                            const std::string &kernel,
+                                            const Specialization &spec,
+                                            const CompileOptions &options) const {
+  TilingKey::Fields f;
+  f.kernel = kernel;
+  f.sourceHash = source.hash();
+  f.params = spec;
+  f.level = impl_->target.levelName;
+  f.cpu = impl_->target.info.cpu;
+  f.features = impl_->target.info.features;
+  f.tilejitVersion = TILEJIT_VERSION;
+  f.llvmVersion = TILEJIT_LLVM_VERSION;
+  f.optLevel = options.optLevel;
+  return TilingKey(std::move(f));
+}
+
+llvm::Expected<KernelRef> Compiler::get(const KernelSource &source,
+                                        const std::string &kernel,
+                                        const Specialization &spec,
+                                        const CompileOptions &options) {
+  auto key = makeKey(source, kernel, spec, options);
+  if (!key)
+    return key.takeError();
+  return get(*key, source);
+}
+
+llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
+                                        const KernelSource &source) {
+  Impl::Shard &shard = impl_->shardOf(key);
+  std::shared_ptr<Slot> slot;
+  {
+    std::shared_lock lock(shard.mutex);
+    auto it = shard.map.find(key);
+    if (it != shard.map.end())
+      slot = it->second;
+  }
+  bool owner = false;
+  std::promise<std::shared_ptr<const CompiledKernel>> promise;
+  if (!slot) {
+    std::unique_lock lock(shard.mutex);
+    auto it = shard.map.find(key);
+    if (it != shard.map.end()) {
+      slot = it->second;
+    } else {
+      slot = std::make_shared<Slot>();
+      slot->future = promise.get_future().share();
+      shard.map.emplace(key, slot);
+      owner = true;
+    }
+  }
+  if (!owner) {
+    auto kernel = slot->future.get();
+    if (!kernel)
+      return llvm::createStringError(*slot->error);
+    impl_->memoryHits.fetch_add(1, std::memory_order_relaxed);
+    return KernelRef{std::move(kernel), false};
+  }
+  // Parameter values of the key are the specialisation, in sorted order.
+  auto compiled = impl_->compile(key, source, key.fields().params,
+                                 key.fields().optLevel, std::nullopt, nullptr);
+  if (!compiled) {
+    std::string message = llvm::toString(compiled.takeError());
+    *slot->error = message;
+    promise.set_value(nullptr);
+    std::unique_lock lock(shard.mutex);
+    shard.map.erase(key); // failures are not cached
+    return llvm::createStringError(message);
+  }
+  impl_->compiles.fetch_add(1, std::memory_order_relaxed);
+  promise.set_value(*compiled);
+  return KernelRef{*compiled, true};
+}
+
+llvm::Expected<std::string> Compiler::emit(const KernelSource &source,
+                                           const std::string &kernel,
+                                           const Specialization &spec,
+                                           DumpStage stage,
+                                           const CompileOptions &options) {
+  auto key = makeKey(source, kernel, spec, options);
+  if (!key)
+    return key.takeError();
+  std::string text;
+  auto r = impl_->compile(*key, source, spec, options.optLevel, stage, &text);
+  if (!r)
+    return r.takeError();
+  return text;
+}
+
+CacheStats Compiler::stats() const {
+  CacheStats s;
+  for (const auto &shard : impl_->shards) {
+    std::shared_lock lock(shard.mutex);
+    s.entries += shard.map.size();
+  }
+  s.memoryHits = impl_->memoryHits.load();
+  s.compiles = impl_->compiles.load();
+  return s;
+}
+
+void Compiler::clearMemoryCache() {
+  for (auto &shard : impl_->shards) {
+    std::unique_lock lock(shard.mutex);
+    shard.map.clear();
+  }
+}
+
+} // namespace tilejit::jit

@@ -1,2 +1,817 @@
-// Placeholder: replaced by the real implementation.
-namespace tilejit {}
+//===- CodeGen.cpp - Tile IR to an llvm::Module ---------------------------===//
+///
+/// \file
+/// Functions, control flow, scalar ops, data movement and tile shape ops.
+/// Every materialised tile lives in the program's scratch area at the offset
+/// plan-buffers gave it, row-major; elementwise work happens in fused vector
+/// loops (CodeGenElementwise.cpp).
+///
+//===----------------------------------------------------------------------===//
+#include "codegen/llvm/CodeGenImpl.h"
+
+#include <cmath>
+
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tilejit::codegen {
+
+using ir::OpKind;
+using ir::ScalarKind;
+
+//===----------------------------------------------------------------------===//
+// Types and constants
+//===----------------------------------------------------------------------===//
+
+llvm::Type *CodeGen::valueType(ScalarKind k) {
+  switch (k) {
+  case ScalarKind::I1: return b_.getInt1Ty();
+  case ScalarKind::I8: case ScalarKind::U8: return b_.getInt8Ty();
+  case ScalarKind::I16: case ScalarKind::U16: case ScalarKind::BF16:
+    return b_.getInt16Ty();
+  case ScalarKind::F16: return b_.getHalfTy();
+  case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
+  case ScalarKind::I64: return b_.getInt64Ty();
+  case ScalarKind::F32: return b_.getFloatTy();
+  }
+  return nullptr;
+}
+
+llvm::Type *CodeGen::memType(ScalarKind k) {
+  return k == ScalarKind::I1 ? b_.getInt8Ty() : valueType(k);
+}
+
+llvm::Value *CodeGen::constantOf(ScalarKind k, double fv, int64_t iv,
+                                 unsigned lanes) {
+  llvm::Constant *c;
+  switch (k) {
+  case ScalarKind::F32:
+    c = llvm::ConstantFP::get(b_.getFloatTy(), fv);
+    break;
+  case ScalarKind::F16: {
+    llvm::APFloat f(static_cast<float>(fv));
+    bool lost;
+    f.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    c = llvm::ConstantFP::get(ctx_, f);
+    break;
+  }
+  case ScalarKind::BF16: {
+    llvm::APFloat f(static_cast<float>(fv));
+    bool lost;
+    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    c = b_.getInt16(static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()));
+    break;
+  }
+  default:
+    c = llvm::ConstantInt::get(valueType(k), static_cast<uint64_t>(iv), true);
+    break;
+  }
+  return lanes == 1 ? static_cast<llvm::Value *>(c)
+                    : llvm::ConstantVector::getSplat(
+                          llvm::ElementCount::getFixed(lanes), c);
+}
+
+llvm::Value *CodeGen::otherValue(ScalarKind k, double v) {
+  if (ir::isFloat(k))
+    return constantOf(k, v, 0, 1);
+  return constantOf(k, 0, std::isfinite(v) ? static_cast<int64_t>(v) : 0, 1);
+}
+
+llvm::Value *CodeGen::prefixMask(unsigned n, unsigned lanes) {
+  std::vector<llvm::Constant *> bits;
+  for (unsigned i = 0; i < lanes; ++i)
+    bits.push_back(b_.getInt1(i < n));
+  return llvm::ConstantVector::get(bits);
+}
+
+llvm::Value *CodeGen::allocaEntry(llvm::Type *t, uint64_t count) {
+  llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  auto *a = eb.CreateAlloca(t, eb.getInt64(count));
+  a->setAlignment(llvm::Align(64));
+  return a;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory helpers
+//===----------------------------------------------------------------------===//
+
+llvm::Value *CodeGen::bufferOf(const ir::Value *v) {
+  assert(v->bufferOffset() >= 0 && "tile without a planned buffer");
+  return b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(v->bufferOffset()));
+}
+
+llvm::Value *CodeGen::loadElems(ScalarKind k, llvm::Value *ptr, unsigned lanes,
+                                llvm::Value *mask) {
+  llvm::Type *mt = memType(k);
+  llvm::Align align(ir::byteWidth(k));
+  llvm::Value *v;
+  if (lanes == 1) {
+    v = b_.CreateLoad(mt, ptr);
+  } else {
+    auto *vt = llvm::FixedVectorType::get(mt, lanes);
+    if (mask)
+      v = b_.CreateMaskedLoad(vt, ptr, align, mask,
+                              llvm::Constant::getNullValue(vt));
+    else
+      v = b_.CreateAlignedLoad(vt, ptr, align);
+  }
+  if (k == ScalarKind::I1)
+    v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  return v;
+}
+
+void CodeGen::storeElems(ScalarKind k, llvm::Value *val, llvm::Value *ptr,
+                         unsigned lanes, llvm::Value *mask) {
+  if (k == ScalarKind::I1)
+    val = b_.CreateZExt(val, lanes == 1 ? memType(k)
+                                        : llvm::FixedVectorType::get(memType(k), lanes));
+  llvm::Align align(ir::byteWidth(k));
+  if (lanes > 1 && mask)
+    b_.CreateMaskedStore(val, ptr, align, mask);
+  else
+    b_.CreateAlignedStore(val, ptr, align);
+}
+
+void CodeGen::copyBuffer(const ir::Value *from, const ir::Value *to) {
+  if (from->bufferOffset() == to->bufferOffset())
+    return;
+  int64_t bytes = from->type().numElements() * ir::byteWidth(from->type().elem());
+  b_.CreateMemCpy(bufferOf(to), llvm::MaybeAlign(64), bufferOf(from),
+                  llvm::MaybeAlign(64), bytes);
+}
+
+void CodeGen::emitLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
+                       const std::function<void(llvm::Value *)> &body) {
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  auto *bodyBB = llvm::BasicBlock::Create(ctx_, "loop.body", fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "loop.exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode *iv = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  iv->addIncoming(lb, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, ub), bodyBB, exit);
+  b_.SetInsertPoint(bodyBB);
+  body(iv);
+  llvm::Value *next = b_.CreateAdd(iv, i64(step), "", true, true);
+  iv->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+void CodeGen::emitNest(
+    const std::vector<int64_t> &shape,
+    const std::function<void(const std::vector<llvm::Value *> &)> &body) {
+  std::vector<llvm::Value *> idx;
+  std::function<void(size_t)> rec = [&](size_t d) {
+    if (d == shape.size()) {
+      body(idx);
+      return;
+    }
+    if (shape[d] == 1) {
+      idx.push_back(i64(0));
+      rec(d + 1);
+      idx.pop_back();
+      return;
+    }
+    emitLoop(i64(0), i64(shape[d]), 1, [&](llvm::Value *iv) {
+      idx.push_back(iv);
+      rec(d + 1);
+      idx.pop_back();
+    });
+  };
+  rec(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+void CodeGen::loadTensors(llvm::Value *args, bool inGrid) {
+  tensors_.clear();
+  for (unsigned i = 0; i < kernel_.params.size(); ++i) {
+    const ir::Param &p = kernel_.params[i];
+    const ir::Value *v = inGrid ? kernel_.gridParamValue(i) : kernel_.paramValue(i);
+    llvm::Value *slot = b_.CreateLoad(
+        b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), args, i64(i)), p.name + ".ptr");
+    if (!p.type.isTensor()) {
+      scalars_[v] = b_.CreateLoad(memType(p.type.elem()), slot, p.name);
+      if (p.type.elem() == ScalarKind::I1)
+        scalars_[v] = b_.CreateICmpNE(scalars_[v], b_.getInt8(0));
+      continue;
+    }
+    TensorInfo t;
+    t.elem = p.type.elem();
+    t.data = b_.CreateLoad(b_.getPtrTy(), slot, p.name + ".data");
+    for (unsigned d = 0; d < p.type.rank(); ++d) {
+      t.sizes.push_back(b_.CreateLoad(
+          b_.getInt64Ty(), b_.CreateGEP(b_.getInt8Ty(), slot, i64(16 + 8 * d)),
+          p.name + ".size" + std::to_string(d)));
+      t.strides.push_back(b_.CreateLoad(
+          b_.getInt64Ty(), b_.CreateGEP(b_.getInt8Ty(), slot, i64(16 + 48 + 8 * d)),
+          p.name + ".stride" + std::to_string(d)));
+    }
+    tensors_[v] = t;
+  }
+}
+
+void CodeGen::emitProgram(const std::string &name) {
+  auto *ptr = b_.getPtrTy();
+  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
+  fn_ = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, name, module_);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  fn_->addFnAttr("target-cpu", target_.cpu);
+  fn_->addFnAttr("target-features", target_.features);
+  for (unsigned i = 0; i < 4; ++i)
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+  fn_->addParamAttr(3, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+  auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  pid_ = fn_->getArg(1);
+  nprog_ = fn_->getArg(2);
+  scratch_ = fn_->getArg(3);
+  scalars_.clear();
+  loadTensors(fn_->getArg(0), false);
+  emitBlock(kernel_.body());
+  b_.CreateRetVoid();
+}
+
+void CodeGen::emitGrid(const std::string &name) {
+  auto *ptr = b_.getPtrTy();
+  auto *ft = llvm::FunctionType::get(b_.getInt64Ty(), {ptr, ptr}, false);
+  fn_ = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, name, module_);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  fn_->addFnAttr("target-cpu", target_.cpu);
+  fn_->addFnAttr("target-features", target_.features);
+  auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  scalars_.clear();
+  scratch_ = llvm::ConstantPointerNull::get(b_.getPtrTy());
+  loadTensors(fn_->getArg(0), true);
+  const ir::Block &g = kernel_.grid();
+  for (const auto &op : g.ops())
+    if (op->kind() != OpKind::Yield)
+      emitOp(*op);
+  const ir::Op *y = g.terminator();
+  for (unsigned a = 0; a < 3; ++a) {
+    llvm::Value *ext = a < y->numOperands() ? scalar(y->operand(a)) : i64(1);
+    b_.CreateStore(ext, b_.CreateGEP(b_.getInt64Ty(), fn_->getArg(1), i64(a)));
+  }
+  // Shape constraints, in order: return k+1 for the first violated one.
+  for (size_t c = 0; c < kernel_.constraints.size(); ++c) {
+    const ir::ShapeConstraint &sc = kernel_.constraints[c];
+    const TensorInfo &t = tensors_[kernel_.gridParamValue(sc.param)];
+    llvm::Value *want =
+        sc.kind == ir::ShapeConstraint::Kind::EqualsConstant
+            ? i64(sc.constant)
+            : tensors_[kernel_.gridParamValue(sc.otherParam)].sizes[sc.otherAxis];
+    auto *bad = llvm::BasicBlock::Create(ctx_, "violated", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "ok", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(t.sizes[sc.axis], want), bad, next);
+    b_.SetInsertPoint(bad);
+    b_.CreateRet(i64(static_cast<int64_t>(c) + 1));
+    b_.SetInsertPoint(next);
+  }
+  b_.CreateRet(i64(0));
+}
+
+bool CodeGen::emitModule(const std::string &stem) {
+  emitGrid(stem + "_grid");
+  emitProgram(stem + "_program");
+  new llvm::GlobalVariable(module_, b_.getInt64Ty(), true,
+                           llvm::GlobalValue::ExternalLinkage,
+                           b_.getInt64(kernel_.scratchBytes), stem + "_scratch");
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(module_, &os)) {
+    diags_.error(kernel_.loc, "internal error: generated LLVM IR is invalid: " + os.str());
+    return false;
+  }
+  return !failed_;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+llvm::Value *CodeGen::scalar(const ir::Value *v) {
+  auto it = scalars_.find(v);
+  assert(it != scalars_.end() && "scalar used before its definition");
+  return it->second;
+}
+
+void CodeGen::emitBlock(const ir::Block &block) {
+  for (const auto &op : block.ops())
+    if (op->kind() != OpKind::Yield)
+      emitOp(*op);
+}
+
+void CodeGen::emitOp(const ir::Op &op) {
+  if (ir::isElementwise(op.kind())) {
+    // Scalar ops (tile ones were fused by the pass pipeline).
+    if (op.result()->type().isTile()) {
+      diags_.error(op.loc(), "internal error: unfused elementwise tile op reached codegen");
+      failed_ = true;
+      return;
+    }
+    std::vector<llvm::Value *> x;
+    for (const ir::Value *v : op.operands())
+      x.push_back(scalar(v));
+    scalars_[op.result()] = emitElementwise(op, x, 1);
+    return;
+  }
+  switch (op.kind()) {
+  case OpKind::Constant:
+  case OpKind::ConstParam: {
+    ScalarKind k = op.result()->type().elem();
+    scalars_[op.result()] = constantOf(k, op.attrs().floatValue,
+                                       op.kind() == OpKind::ConstParam || !ir::isFloat(k)
+                                           ? op.attrs().intValue
+                                           : 0,
+                                       1);
+    return;
+  }
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+    scalars_[op.result()] = b_.CreateLoad(
+        b_.getInt64Ty(),
+        b_.CreateGEP(b_.getInt64Ty(), op.kind() == OpKind::ProgramId ? pid_ : nprog_,
+                     i64(op.attrs().axis)));
+    return;
+  case OpKind::Dim:
+  case OpKind::Stride: {
+    const TensorInfo &t = tensors_[op.operand(0)];
+    scalars_[op.result()] = op.kind() == OpKind::Dim ? t.sizes[op.attrs().axis]
+                                                    : t.strides[op.attrs().axis];
+    return;
+  }
+  case OpKind::Fused:
+    emitFused(op);
+    return;
+  case OpKind::Splat:
+    emitSplat(op);
+    return;
+  case OpKind::Iota:
+  case OpKind::Broadcast:
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+    emitShapeOp(op);
+    return;
+  case OpKind::Reduce:
+    emitReduce(op);
+    return;
+  case OpKind::Mma:
+    emitMma(op);
+    return;
+  case OpKind::Load:
+  case OpKind::Store:
+    emitLoadStore(op);
+    return;
+  case OpKind::Gather:
+  case OpKind::Scatter:
+    emitGatherScatter(op);
+    return;
+  case OpKind::LoadScalar:
+  case OpKind::StoreScalar:
+    emitScalarMemory(op);
+    return;
+  case OpKind::For:
+    emitFor(op);
+    return;
+  case OpKind::If:
+    emitIf(op);
+    return;
+  default:
+    diags_.error(op.loc(), std::string("internal error: codegen does not handle '") +
+                               ir::mnemonic(op.kind()) + "'");
+    failed_ = true;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+void CodeGen::emitFor(const ir::Op &op) {
+  const ir::Block &body = *op.block(0);
+  unsigned n = op.numResults();
+  // Tile iteration values start in their block arguments' buffers.
+  for (unsigned i = 0; i < n; ++i)
+    if (op.result(i)->type().isTile())
+      copyBuffer(op.operand(3 + i), body.argument(1 + i));
+  llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)),
+              *step = scalar(op.operand(2));
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx_, "for", fn_);
+  auto *bodyBB = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode *iv = b_.CreatePHI(b_.getInt64Ty(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  std::vector<llvm::PHINode *> phis(n, nullptr);
+  for (unsigned i = 0; i < n; ++i)
+    if (!op.result(i)->type().isTile()) {
+      phis[i] = b_.CreatePHI(valueType(op.result(i)->type().elem()), 2);
+      phis[i]->addIncoming(scalar(op.operand(3 + i)), pre);
+      scalars_[body.argument(1 + i)] = phis[i];
+    }
+  llvm::Value *cond = b_.CreateAnd(b_.CreateICmpSLT(iv, ub),
+                                   b_.CreateICmpSGT(step, i64(0)));
+  b_.CreateCondBr(cond, bodyBB, exit);
+  b_.SetInsertPoint(bodyBB);
+  scalars_[body.argument(0)] = iv;
+  emitBlock(body);
+  const ir::Op *y = body.terminator();
+  for (unsigned i = 0; i < n; ++i) {
+    if (op.result(i)->type().isTile())
+      copyBuffer(y->operand(i), body.argument(1 + i));
+    else
+      phis[i]->addIncoming(scalar(y->operand(i)), b_.GetInsertBlock());
+  }
+  iv->addIncoming(b_.CreateAdd(iv, step), b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  for (unsigned i = 0; i < n; ++i) {
+    if (op.result(i)->type().isTile())
+      copyBuffer(body.argument(1 + i), op.result(i));
+    else
+      scalars_[op.result(i)] = phis[i];
+  }
+}
+
+void CodeGen::emitIf(const ir::Op &op) {
+  auto *thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_);
+  auto *elseBB = llvm::BasicBlock::Create(ctx_, "else", fn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+  b_.CreateCondBr(scalar(op.operand(0)), thenBB, elseBB);
+  std::vector<std::pair<llvm::Value *, llvm::BasicBlock *>> incoming[2];
+  for (unsigned bi = 0; bi < 2; ++bi) {
+    b_.SetInsertPoint(bi == 0 ? thenBB : elseBB);
+    const ir::Block &blk = *op.block(bi);
+    emitBlock(blk);
+    if (const ir::Op *y = blk.terminator())
+      for (unsigned i = 0; i < op.numResults(); ++i) {
+        if (op.result(i)->type().isTile())
+          copyBuffer(y->operand(i), op.result(i));
+        else
+          incoming[bi].push_back({scalar(y->operand(i)), b_.GetInsertBlock()});
+      }
+    b_.CreateBr(join);
+  }
+  b_.SetInsertPoint(join);
+  unsigned s = 0;
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    if (op.result(i)->type().isTile())
+      continue;
+    llvm::PHINode *phi = b_.CreatePHI(valueType(op.result(i)->type().elem()), 2);
+    phi->addIncoming(incoming[0][s].first, incoming[0][s].second);
+    phi->addIncoming(incoming[1][s].first, incoming[1][s].second);
+    scalars_[op.result(i)] = phi;
+    ++s;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+void CodeGen::emitLoadStore(const ir::Op &op) {
+  bool isLoad = op.kind() == OpKind::Load;
+  const TensorInfo &t = tensors_[op.operand(0)];
+  unsigned rank = t.sizes.size();
+  const ir::Value *tile = isLoad ? op.result() : op.operand(1 + rank);
+  const ir::Value *mask = op.attrs().hasMask ? op.operand(op.numOperands() - 1) : nullptr;
+  const std::vector<int64_t> &shape = tile->type().shape();
+  unsigned r = shape.size(), lead = rank - r;
+  ScalarKind k = t.elem;
+  std::vector<llvm::Value *> off;
+  for (unsigned d = 0; d < rank; ++d)
+    off.push_back(scalar(op.operand(1 + d)));
+  llvm::Value *buf = bufferOf(tile);
+
+  // Fast path: the whole tile is inside the tensor, the innermost axis is
+  // contiguous and nothing is masked: one memcpy per tile row.
+  llvm::Value *inBounds = b_.getTrue();
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t ext = d < lead ? 1 : shape[d - lead];
+    inBounds = b_.CreateAnd(inBounds, b_.CreateICmpSGE(off[d], i64(0)));
+    inBounds = b_.CreateAnd(
+        inBounds, b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(ext)), t.sizes[d]));
+  }
+  inBounds = b_.CreateAnd(inBounds, b_.CreateICmpEQ(t.strides[rank - 1], i64(1)));
+  if (mask)
+    inBounds = b_.getFalse();
+  auto *fast = llvm::BasicBlock::Create(ctx_, isLoad ? "load.fast" : "store.fast", fn_);
+  auto *slow = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow" : "store.slow", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, isLoad ? "load.done" : "store.done", fn_);
+  b_.CreateCondBr(inBounds, fast, slow);
+
+  unsigned eb = ir::byteWidth(k);
+  b_.SetInsertPoint(fast);
+  {
+    llvm::Value *base = t.data;
+    llvm::Value *lin = i64(0);
+    for (unsigned d = 0; d < rank; ++d)
+      lin = b_.CreateAdd(lin, b_.CreateMul(off[d], t.strides[d]));
+    base = elemPtr(k, base, lin);
+    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+    int64_t rowBytes = shape.back() * eb;
+    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *g = i64(0), *l = i64(0);
+      int64_t tileStride = shape.back();
+      for (size_t q = idx.size(); q-- > 0;) {
+        g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
+        l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
+        tileStride *= shape[q];
+      }
+      llvm::Value *gp = elemPtr(k, base, g), *lp = elemPtr(k, buf, l);
+      if (isLoad)
+        b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
+      else
+        b_.CreateMemCpy(gp, llvm::MaybeAlign(eb), lp, llvm::MaybeAlign(eb), rowBytes);
+    });
+    b_.CreateBr(done);
+  }
+
+  b_.SetInsertPoint(slow);
+  {
+    llvm::Value *other = isLoad ? otherValue(k, op.attrs().floatValue) : nullptr;
+    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
+    emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *ok = b_.getTrue();
+      llvm::Value *g = i64(0), *l = i64(0);
+      int64_t tileStride = 1;
+      for (unsigned d = rank; d-- > 0;) {
+        llvm::Value *pos = off[d];
+        if (d >= lead) {
+          pos = b_.CreateAdd(pos, idx[d - lead]);
+          l = b_.CreateAdd(l, b_.CreateMul(idx[d - lead], i64(tileStride)));
+          tileStride *= shape[d - lead];
+        }
+        ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
+        ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[d]));
+        g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[d]));
+      }
+      if (maskBuf)
+        ok = b_.CreateAnd(ok, loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, l), 1, nullptr));
+      llvm::Value *lp = elemPtr(k, buf, l);
+      auto *then = llvm::BasicBlock::Create(ctx_, "elem.in", fn_);
+      auto *els = llvm::BasicBlock::Create(ctx_, "elem.out", fn_);
+      auto *join = llvm::BasicBlock::Create(ctx_, "elem.next", fn_);
+      b_.CreateCondBr(ok, then, els);
+      b_.SetInsertPoint(then);
+      llvm::Value *gp = elemPtr(k, t.data, g);
+      if (isLoad)
+        storeElems(k, loadElems(k, gp, 1, nullptr), lp, 1, nullptr);
+      else
+        storeElems(k, loadElems(k, lp, 1, nullptr), gp, 1, nullptr);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(els);
+      if (isLoad)
+        storeElems(k, other, lp, 1, nullptr);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    });
+    b_.CreateBr(done);
+  }
+  b_.SetInsertPoint(done);
+}
+
+void CodeGen::emitGatherScatter(const ir::Op &op) {
+  bool isGather = op.kind() == OpKind::Gather;
+  const TensorInfo &t = tensors_[op.operand(0)];
+  unsigned rank = t.sizes.size();
+  const ir::Value *tile = isGather ? op.result() : op.operand(1 + rank);
+  const ir::Value *mask = op.attrs().hasMask ? op.operand(op.numOperands() - 1) : nullptr;
+  ScalarKind k = t.elem;
+  const std::vector<int64_t> &shape = tile->type().shape();
+  llvm::Value *buf = bufferOf(tile);
+  llvm::Value *other = isGather ? otherValue(k, op.attrs().floatValue) : nullptr;
+  diags_.remark(op.loc(), std::string(isGather ? "gather" : "scatter") +
+                              " lowers to a scalar element loop");
+  // Elements in row-major order (scatter: later writes win).
+  std::vector<llvm::Value *> idxBufs;
+  for (unsigned d = 0; d < rank; ++d)
+    idxBufs.push_back(bufferOf(op.operand(1 + d)));
+  llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
+  emitLoop(i64(0), i64(tile->type().numElements()), 1, [&](llvm::Value *e) {
+    llvm::Value *ok = b_.getTrue(), *g = i64(0);
+    for (unsigned d = 0; d < rank; ++d) {
+      llvm::Value *pos = loadElems(ScalarKind::I64, elemPtr(ScalarKind::I64, idxBufs[d], e), 1, nullptr);
+      ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
+      ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[d]));
+      g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[d]));
+    }
+    if (maskBuf)
+      ok = b_.CreateAnd(ok, loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, e), 1, nullptr));
+    llvm::Value *lp = elemPtr(k, buf, e);
+    auto *then = llvm::BasicBlock::Create(ctx_, "g.in", fn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "g.next", fn_);
+    if (isGather)
+      storeElems(k, other, lp, 1, nullptr);
+    b_.CreateCondBr(ok, then, join);
+    b_.SetInsertPoint(then);
+    llvm::Value *gp = elemPtr(k, t.data, g);
+    if (isGather)
+      storeElems(k, loadElems(k, gp, 1, nullptr), lp, 1, nullptr);
+    else
+      storeElems(k, loadElems(k, lp, 1, nullptr), gp, 1, nullptr);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  });
+  (void)shape;
+}
+
+void CodeGen::emitScalarMemory(const ir::Op &op) {
+  bool isLoad = op.kind() == OpKind::LoadScalar;
+  const TensorInfo &t = tensors_[op.operand(0)];
+  unsigned rank = t.sizes.size();
+  ScalarKind k = t.elem;
+  llvm::Value *ok = b_.getTrue(), *g = i64(0);
+  for (unsigned d = 0; d < rank; ++d) {
+    llvm::Value *pos = scalar(op.operand(1 + d));
+    ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
+    ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[d]));
+    g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[d]));
+  }
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *then = llvm::BasicBlock::Create(ctx_, isLoad ? "ld.in" : "st.in", fn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, isLoad ? "ld.next" : "st.next", fn_);
+  b_.CreateCondBr(ok, then, join);
+  b_.SetInsertPoint(then);
+  llvm::Value *gp = elemPtr(k, t.data, g);
+  llvm::Value *loaded = nullptr;
+  if (isLoad)
+    loaded = loadElems(k, gp, 1, nullptr);
+  else
+    storeElems(k, scalar(op.operand(1 + rank)), gp, 1, nullptr);
+  llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  if (isLoad) {
+    llvm::PHINode *phi = b_.CreatePHI(valueType(k), 2);
+    phi->addIncoming(loaded, thenEnd);
+    phi->addIncoming(otherValue(k, op.attrs().floatValue), pre);
+    scalars_[op.result()] = phi;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Tile shape ops and reductions
+//===----------------------------------------------------------------------===//
+
+void CodeGen::emitShapeOp(const ir::Op &op) {
+  const ir::Value *res = op.result();
+  ScalarKind k = res->type().elem();
+  const std::vector<int64_t> &shape = res->type().shape();
+  llvm::Value *dst = bufferOf(res);
+  if (op.kind() == OpKind::Reshape) {
+    copyBuffer(op.operand(0), res);
+    return;
+  }
+  llvm::Value *src = op.kind() == OpKind::Iota ? nullptr : bufferOf(op.operand(0));
+  const std::vector<int64_t> *srcShape =
+      src ? &op.operand(0)->type().shape() : nullptr;
+  emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
+    llvm::Value *l = i64(0), *s = i64(0);
+    int64_t stride = 1, sstride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      l = b_.CreateAdd(l, b_.CreateMul(idx[d], i64(stride)));
+      stride *= shape[d];
+    }
+    llvm::Value *v;
+    if (op.kind() == OpKind::Iota) {
+      v = b_.CreateIntCast(idx[op.attrs().axis], valueType(k), false);
+    } else if (op.kind() == OpKind::Broadcast) {
+      for (size_t d = shape.size(); d-- > 0;) {
+        if ((*srcShape)[d] != 1)
+          s = b_.CreateAdd(s, b_.CreateMul(idx[d], i64(sstride)));
+        sstride *= (*srcShape)[d];
+      }
+      v = loadElems(k, elemPtr(k, src, s), 1, nullptr);
+    } else { // Transpose: res[i, j] = src[j, i]
+      s = b_.CreateAdd(b_.CreateMul(idx[1], i64((*srcShape)[1])), idx[0]);
+      v = loadElems(k, elemPtr(k, src, s), 1, nullptr);
+    }
+    storeElems(k, v, elemPtr(k, dst, l), 1, nullptr);
+  });
+}
+
+/// A scalar op that combines two partial results of a reduction.
+static std::unique_ptr<ir::Op> makeReduceCombiner(ir::ReduceKind kind,
+                                                  ir::ScalarKind k) {
+  auto op = std::make_unique<ir::Op>(kind == ir::ReduceKind::Sum   ? OpKind::Add
+                                     : kind == ir::ReduceKind::Max ? OpKind::Max
+                                                                   : OpKind::Min,
+                                     SourceLoc());
+  op->addResult(ir::Type::scalar(k));
+  return op;
+}
+
+void CodeGen::emitReduce(const ir::Op &op) {
+  const ir::Value *in = op.operand(0);
+  ScalarKind k = in->type().elem();
+  const std::vector<int64_t> &shape = in->type().shape();
+  int64_t axis = op.attrs().axis;
+  int64_t outer = 1, inner = 1, n = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  ir::ReduceKind rk = op.attrs().reduceKind;
+  auto combinerOp = makeReduceCombiner(rk, k);
+  const ir::Op &combiner = *combinerOp;
+  double fid = rk == ir::ReduceKind::Sum   ? 0.0
+               : rk == ir::ReduceKind::Max ? -INFINITY
+                                           : INFINITY;
+  int64_t iid = 0;
+  if (rk != ir::ReduceKind::Sum) {
+    unsigned bits = ir::bitWidth(k);
+    bool sgn = ir::isSigned(k);
+    if (rk == ir::ReduceKind::Max)
+      iid = sgn ? (bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1))) : 0;
+    else
+      iid = sgn ? (bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1)
+                : (bits == 64 ? -1 : (int64_t(1) << bits) - 1);
+  }
+  llvm::Value *src = bufferOf(in);
+  bool scalarResult = op.result()->type().isScalar();
+  llvm::Value *dst = scalarResult ? allocaEntry(memType(k), 1) : bufferOf(op.result());
+  unsigned L = lanes_;
+  if (inner == 1) {
+    // Along the innermost axis: vector partial results, then a horizontal step.
+    emitLoop(i64(0), i64(outer), 1, [&](llvm::Value *o) {
+      llvm::Value *rowBase = b_.CreateMul(o, i64(n));
+      llvm::Value *acc = constantOf(k, fid, iid, L);
+      int64_t full = n / L * L;
+      for (int64_t j = 0; j < full; j += L) {
+        llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, i64(j))), L, nullptr);
+        acc = emitElementwise(combiner, {acc, v}, L);
+      }
+      if (full < n) {
+        llvm::Value *m = prefixMask(n - full, L);
+        llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, i64(full))), L, m);
+        v = b_.CreateSelect(m, v, constantOf(k, fid, iid, L));
+        acc = emitElementwise(combiner, {acc, v}, L);
+      }
+      // Horizontal: halve repeatedly (a fixed association order).
+      for (unsigned w = L / 2; w >= 1; w /= 2) {
+        std::vector<int> lo, hi;
+        for (unsigned i = 0; i < w; ++i) {
+          lo.push_back(i);
+          hi.push_back(i + w);
+        }
+        llvm::Value *a = b_.CreateShuffleVector(acc, lo);
+        llvm::Value *b = b_.CreateShuffleVector(acc, hi);
+        acc = emitElementwise(combiner, {a, b}, w);
+        if (w == 1)
+          break;
+      }
+      if (acc->getType()->isVectorTy())
+        acc = b_.CreateExtractElement(acc, uint64_t(0));
+      storeElems(k, acc, elemPtr(k, dst, o), 1, nullptr);
+    });
+  } else {
+    emitLoop(i64(0), i64(outer), 1, [&](llvm::Value *o) {
+      for (int64_t j = 0; j < inner; j += L) {
+        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, inner - j));
+        llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
+        llvm::Value *acc = constantOf(k, fid, iid, L);
+        for (int64_t q = 0; q < n; ++q) {
+          llvm::Value *idx = b_.CreateAdd(b_.CreateMul(o, i64(n * inner)), i64(q * inner + j));
+          llvm::Value *v = loadElems(k, elemPtr(k, src, idx), L, m);
+          acc = emitElementwise(combiner, {acc, v}, L);
+        }
+        storeElems(k, acc, elemPtr(k, dst, b_.CreateAdd(b_.CreateMul(o, i64(inner)), i64(j))), L, m);
+      }
+    });
+  }
+  if (scalarResult)
+    scalars_[op.result()] = loadElems(k, dst, 1, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel &kernel,
+                                          llvm::LLVMContext &ctx,
+                                          const TargetInfo &target,
+                                          const std::string &symbolStem,
+                                          DiagnosticEngine &diags) {
+  if (!kernel.buffersPlanned) {
+    diags.error(kernel.loc, "internal error: codegen needs planned buffers "
+                            "(run the default pass pipeline)");
+    return nullptr;
+  }
+  auto module = std::make_unique<llvm::Module>(kernel.name(), ctx);
+  module->setTargetTriple(target.triple);
+  CodeGen cg(kernel, ctx, *module, target, diags);
+  if (!cg.emitModule(symbolStem))
+    return nullptr;
+  return module;
+}
+
+} // namespace tilejit::codegen

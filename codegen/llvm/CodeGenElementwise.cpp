@@ -1,0 +1,292 @@
+//===- CodeGenElementwise.cpp - The vector unit: elementwise ops and fused loops ===//
+///
+/// \file
+/// One emitter serves scalar ops (lanes = 1) and the bodies of `fused` ops,
+/// which run as one loop nest over the result tile with explicit vectors of
+/// the target's f32 lane count and a masked tail.
+///
+//===----------------------------------------------------------------------===//
+#include "codegen/llvm/CodeGenImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+namespace tilejit::codegen {
+
+using ir::OpKind;
+using ir::ScalarKind;
+
+llvm::Value *CodeGen::emitCast(llvm::Value *v, ScalarKind from, ScalarKind to,
+                               unsigned lanes) {
+  if (from == to)
+    return v;
+  auto &b = b_;
+  llvm::Type *f32 = vecType(ScalarKind::F32, lanes);
+  llvm::Type *i32 = vecType(ScalarKind::I32, lanes);
+  auto toF32 = [&](llvm::Value *x, ScalarKind k) -> llvm::Value * {
+    switch (k) {
+    case ScalarKind::F32: return x;
+    case ScalarKind::F16: return b.CreateFPExt(x, f32);
+    case ScalarKind::BF16:
+      return b.CreateBitCast(b.CreateShl(b.CreateZExt(x, i32), 16), f32);
+    case ScalarKind::I1: return b.CreateUIToFP(x, f32);
+    default:
+      return ir::isSigned(k) ? b.CreateSIToFP(x, f32) : b.CreateUIToFP(x, f32);
+    }
+  };
+  if (to == ScalarKind::I1) {
+    if (ir::isFloat(from))
+      return b.CreateFCmpUNE(toF32(v, from), llvm::Constant::getNullValue(f32));
+    return b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  }
+  llvm::Type *dt = vecType(to, lanes);
+  if (ir::isInteger(to) && (ir::isInteger(from) || from == ScalarKind::I1))
+    return b.CreateIntCast(v, dt, ir::isSigned(from));
+  if (ir::isInteger(to)) {
+    llvm::Value *f = toF32(v, from);
+    auto id = ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b.CreateIntrinsic(id, {dt, f32}, {f});
+  }
+  llvm::Value *f = toF32(v, from);
+  switch (to) {
+  case ScalarKind::F32:
+    return f;
+  case ScalarKind::F16:
+    return b.CreateFPTrunc(f, dt);
+  case ScalarKind::BF16: {
+    // Round to nearest even on the bits; NaN stays NaN (quiet bit set).
+    llvm::Value *bits = b.CreateBitCast(f, i32);
+    llvm::Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 1));
+    llvm::Value *rounded = b.CreateLShr(
+        b.CreateAdd(b.CreateAdd(bits, llvm::ConstantInt::get(i32, 0x7fff)), lsb), 16);
+    llvm::Value *nan = b.CreateOr(b.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 0x40));
+    llvm::Value *isNan = b.CreateFCmpUNO(f, f);
+    return b.CreateTrunc(b.CreateSelect(isNan, nan, rounded), dt);
+  }
+  default:
+    break;
+  }
+  return nullptr;
+}
+
+llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
+                                      llvm::ArrayRef<llvm::Value *> x,
+                                      unsigned lanes) {
+  auto &b = b_;
+  ScalarKind k = op.result()->type().elem();
+  ScalarKind ok = op.numOperands() ? op.operand(0)->type().elem() : k;
+  // `cmp` and `select` look at their operands' kind.
+  ScalarKind ak = op.kind() == OpKind::Select ? k : ok;
+  bool isF = ir::isFloat(ak);
+  bool sgn = ir::isSigned(ak);
+  llvm::Type *ty = x.empty() ? vecType(k, lanes) : x.back()->getType();
+  auto zero = [&](llvm::Type *t) { return llvm::Constant::getNullValue(t); };
+  switch (op.kind()) {
+  case OpKind::Add: return isF ? b.CreateFAdd(x[0], x[1]) : b.CreateAdd(x[0], x[1]);
+  case OpKind::Sub: return isF ? b.CreateFSub(x[0], x[1]) : b.CreateSub(x[0], x[1]);
+  case OpKind::Mul: return isF ? b.CreateFMul(x[0], x[1]) : b.CreateMul(x[0], x[1]);
+  case OpKind::Div:
+  case OpKind::Rem: {
+    bool div = op.kind() == OpKind::Div;
+    if (isF)
+      return div ? b.CreateFDiv(x[0], x[1]) : b.CreateFRem(x[0], x[1]);
+    // x / 0 = 0 and x % 0 = 0; INT_MIN / -1 wraps (never UB).
+    llvm::Value *isZero = b.CreateICmpEQ(x[1], zero(ty));
+    llvm::Value *one = llvm::ConstantInt::get(ty, 1);
+    if (!sgn) {
+      llvm::Value *d = b.CreateSelect(isZero, one, x[1]);
+      llvm::Value *q = div ? b.CreateUDiv(x[0], d) : b.CreateURem(x[0], d);
+      return b.CreateSelect(isZero, zero(ty), q);
+    }
+    llvm::Value *isMinus1 = b.CreateICmpEQ(x[1], llvm::Constant::getAllOnesValue(ty));
+    llvm::Value *d = b.CreateSelect(b.CreateOr(isZero, isMinus1), one, x[1]);
+    llvm::Value *q = div ? b.CreateSDiv(x[0], d) : b.CreateSRem(x[0], d);
+    llvm::Value *m1 = div ? b.CreateSub(zero(ty), x[0]) : zero(ty);
+    return b.CreateSelect(isZero, zero(ty), b.CreateSelect(isMinus1, m1, q));
+  }
+  case OpKind::Min:
+  case OpKind::Max: {
+    bool mn = op.kind() == OpKind::Min;
+    if (isF)
+      return b.CreateBinaryIntrinsic(mn ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum,
+                                     x[0], x[1]);
+    if (ak == ScalarKind::I1)
+      return mn ? b.CreateAnd(x[0], x[1]) : b.CreateOr(x[0], x[1]);
+    auto id = mn ? (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
+                 : (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+    return b.CreateBinaryIntrinsic(id, x[0], x[1]);
+  }
+  case OpKind::And: return b.CreateAnd(x[0], x[1]);
+  case OpKind::Or: return b.CreateOr(x[0], x[1]);
+  case OpKind::Xor: return b.CreateXor(x[0], x[1]);
+  case OpKind::Shl:
+  case OpKind::Shr: {
+    unsigned bits = ir::bitWidth(ak);
+    llvm::Value *amt = b.CreateAnd(x[1], llvm::ConstantInt::get(ty, bits - 1));
+    if (op.kind() == OpKind::Shl)
+      return b.CreateShl(x[0], amt);
+    return sgn ? b.CreateAShr(x[0], amt) : b.CreateLShr(x[0], amt);
+  }
+  case OpKind::Cmp: {
+    using P = llvm::CmpInst::Predicate;
+    static const P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
+                           P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+    static const P sp[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT,
+                           P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
+    static const P up[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT,
+                           P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
+    unsigned pi = static_cast<unsigned>(op.attrs().predicate);
+    if (ak == ScalarKind::F16 || ak == ScalarKind::BF16)
+      return b.CreateFCmp(fp[pi], emitCast(x[0], ak, ScalarKind::F32, lanes),
+                          emitCast(x[1], ak, ScalarKind::F32, lanes));
+    if (isF)
+      return b.CreateFCmp(fp[pi], x[0], x[1]);
+    return b.CreateICmp(sgn ? sp[pi] : up[pi], x[0], x[1]);
+  }
+  case OpKind::Select: return b.CreateSelect(x[0], x[1], x[2]);
+  case OpKind::Fma:
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {x[0], x[1], x[2]});
+  case OpKind::Neg: return isF ? b.CreateFNeg(x[0]) : b.CreateSub(zero(ty), x[0]);
+  case OpKind::Abs:
+    if (isF)
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
+    if (!sgn)
+      return x[0];
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b.getFalse());
+  case OpKind::Exp: return emitExp(x[0]);
+  case OpKind::Log: return emitLog(x[0]);
+  case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
+  case OpKind::Rsqrt:
+    return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
+                        b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]));
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Round: {
+    if (!isF)
+      return x[0];
+    auto id = op.kind() == OpKind::Floor  ? llvm::Intrinsic::floor
+              : op.kind() == OpKind::Ceil ? llvm::Intrinsic::ceil
+                                          : llvm::Intrinsic::roundeven;
+    return b.CreateUnaryIntrinsic(id, x[0]);
+  }
+  case OpKind::Not: return b.CreateNot(x[0]);
+  case OpKind::Cast: return emitCast(x[0], ok, k, lanes);
+  case OpKind::Bitcast:
+    return b.CreateBitCast(x[0], vecType(k, lanes));
+  case OpKind::Constant:
+    return constantOf(k, op.attrs().floatValue, op.attrs().intValue, lanes);
+  default:
+    break;
+  }
+  diags_.error(op.loc(), std::string("internal error: no vector form of '") +
+                             ir::mnemonic(op.kind()) + "'");
+  failed_ = true;
+  return llvm::UndefValue::get(vecType(k, lanes));
+}
+
+void CodeGen::emitSplat(const ir::Op &op) {
+  const ir::Value *res = op.result();
+  ScalarKind k = res->type().elem();
+  int64_t n = res->type().numElements();
+  llvm::Value *v = splat(scalar(op.operand(0)), lanes_);
+  llvm::Value *dst = bufferOf(res);
+  int64_t full = n / lanes_ * lanes_;
+  if (full > 0)
+    emitLoop(i64(0), i64(full), lanes_, [&](llvm::Value *i) {
+      storeElems(k, v, elemPtr(k, dst, i), lanes_, nullptr);
+    });
+  if (full < n)
+    storeElems(k, v, elemPtr(k, dst, i64(full)), lanes_,
+               prefixMask(static_cast<unsigned>(n - full), lanes_));
+}
+
+void CodeGen::emitFused(const ir::Op &op) {
+  const ir::Value *res = op.result();
+  const ir::Block &body = *op.block(0);
+  const std::vector<int64_t> &shape = res->type().shape();
+  unsigned L = lanes_;
+  // Inputs of exactly the result's shape can be walked as one flat range.
+  bool flat = true;
+  for (const ir::Value *in : op.operands())
+    if (in->type().isTile() && in->type().shape() != shape)
+      flat = false;
+  std::vector<int64_t> loopShape =
+      flat ? std::vector<int64_t>{res->type().numElements()} : shape;
+  unsigned r = loopShape.size();
+  int64_t n = loopShape.back();
+  // Element strides of each input in the loop's index space (0 on broadcast).
+  struct Input {
+    const ir::Value *v;
+    llvm::Value *buf = nullptr, *splatValue = nullptr;
+    std::vector<int64_t> strides;
+  };
+  std::vector<Input> inputs;
+  for (const ir::Value *in : op.operands()) {
+    Input i{in, nullptr, nullptr, {}};
+    if (!in->type().isTile()) {
+      i.splatValue = splat(scalar(in), L);
+    } else {
+      i.buf = bufferOf(in);
+      const auto &s = flat ? loopShape : in->type().shape();
+      i.strides.resize(r);
+      int64_t st = 1;
+      for (unsigned d = r; d-- > 0;) {
+        i.strides[d] = s[d] == 1 && loopShape[d] != 1 ? 0 : st;
+        st *= s[d];
+      }
+    }
+    inputs.push_back(i);
+  }
+  ScalarKind rk = res->type().elem();
+  llvm::Value *dst = bufferOf(res);
+  auto chunk = [&](const std::vector<llvm::Value *> &outer, llvm::Value *j,
+                   unsigned cnt) {
+    llvm::Value *mask = cnt < L ? prefixMask(cnt, L) : nullptr;
+    llvm::DenseMap<const ir::Value *, llvm::Value *> vals;
+    for (unsigned a = 0; a < inputs.size(); ++a) {
+      const Input &in = inputs[a];
+      if (in.splatValue) {
+        vals[body.argument(a)] = in.splatValue;
+        continue;
+      }
+      ScalarKind ek = in.v->type().elem();
+      llvm::Value *base = i64(0);
+      for (unsigned d = 0; d + 1 < r; ++d)
+        if (in.strides[d])
+          base = b_.CreateAdd(base, b_.CreateMul(outer[d], i64(in.strides[d])));
+      if (in.strides[r - 1] == 0) {
+        vals[body.argument(a)] =
+            splat(loadElems(ek, elemPtr(ek, in.buf, base), 1, nullptr), L);
+      } else {
+        vals[body.argument(a)] =
+            loadElems(ek, elemPtr(ek, in.buf, b_.CreateAdd(base, j)), L, mask);
+      }
+    }
+    for (const auto &inner : body.ops()) {
+      if (inner->kind() == OpKind::Yield) {
+        llvm::Value *out = vals[inner->operand(0)];
+        llvm::Value *idx = j;
+        int64_t st = n;
+        for (unsigned d = r - 1; d-- > 0;) {
+          idx = b_.CreateAdd(idx, b_.CreateMul(outer[d], i64(st)));
+          st *= loopShape[d];
+        }
+        storeElems(rk, out, elemPtr(rk, dst, idx), L, mask);
+        break;
+      }
+      std::vector<llvm::Value *> xs;
+      for (const ir::Value *v : inner->operands())
+        xs.push_back(vals[v]);
+      vals[inner->result()] = emitElementwise(*inner, xs, L);
+    }
+  };
+  std::vector<int64_t> outerShape(loopShape.begin(), loopShape.end() - 1);
+  emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
+    int64_t full = n / L * L;
+    if (full > 0)
+      emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(outer, j, L); });
+    if (full < n)
+      chunk(outer, i64(full), static_cast<unsigned>(n - full));
+  });
+}
+
+} // namespace tilejit::codegen

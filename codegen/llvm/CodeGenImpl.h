@@ -1,0 +1,141 @@
+//===- CodeGenImpl.h - Shared state of the Tile IR -> LLVM lowering -*- C++ -*-===//
+///
+/// \file
+/// Internal to codegen/llvm: the `CodeGen` class whose methods are spread over
+/// CodeGen.cpp (functions, control flow, scalars, memory, tile shape ops),
+/// CodeGenElementwise.cpp (the elementwise op emitter and fused loops),
+/// CodeGenMath.cpp (exp/log) and CodeGenMma.cpp (the cube unit).
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
+#define TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
+
+#include "codegen/llvm/CodeGen.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+
+namespace tilejit::codegen {
+
+/// A global tensor parameter's runtime description, loaded at function entry.
+struct TensorInfo {
+  llvm::Value *data = nullptr;
+  std::vector<llvm::Value *> sizes, strides;
+  ir::ScalarKind elem;
+};
+
+class CodeGen {
+public:
+  CodeGen(const ir::Kernel &k, llvm::LLVMContext &ctx, llvm::Module &m,
+          const TargetInfo &t, DiagnosticEngine &d)
+      : kernel_(k), ctx_(ctx), module_(m), b_(ctx), target_(t), diags_(d),
+        lanes_(t.f32Lanes()) {}
+
+  bool emitModule(const std::string &stem);
+
+  //===--------------------------------------------------------------------===//
+  // Types and constants
+  //===--------------------------------------------------------------------===//
+  /// The register type of one element (i1, i8, ..., half; bf16 as i16).
+  llvm::Type *valueType(ir::ScalarKind k);
+  /// The in-memory type of one element (i1 as i8).
+  llvm::Type *memType(ir::ScalarKind k);
+  llvm::Type *vecType(ir::ScalarKind k, unsigned lanes) {
+    return lanes == 1 ? valueType(k)
+                      : llvm::FixedVectorType::get(valueType(k), lanes);
+  }
+  llvm::Value *i64(int64_t v) { return b_.getInt64(v); }
+  /// A constant of kind `k` (float value for float kinds) splatted to `lanes`.
+  llvm::Value *constantOf(ir::ScalarKind k, double fv, int64_t iv,
+                          unsigned lanes);
+  llvm::Value *splat(llvm::Value *v, unsigned lanes) {
+    return lanes == 1 ? v : b_.CreateVectorSplat(lanes, v);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Memory helpers
+  //===--------------------------------------------------------------------===//
+  llvm::Value *bufferOf(const ir::Value *v);
+  /// Loads `lanes` elements of kind `k` at `ptr` (element pointer), with an
+  /// optional lane mask; converts i1 bytes to i1.
+  llvm::Value *loadElems(ir::ScalarKind k, llvm::Value *ptr, unsigned lanes,
+                         llvm::Value *mask);
+  void storeElems(ir::ScalarKind k, llvm::Value *val, llvm::Value *ptr,
+                  unsigned lanes, llvm::Value *mask);
+  llvm::Value *elemPtr(ir::ScalarKind k, llvm::Value *base, llvm::Value *idx) {
+    return b_.CreateGEP(memType(k), base, idx);
+  }
+  void copyBuffer(const ir::Value *from, const ir::Value *to);
+  /// A lane mask with the first `n` of `lanes` lanes set.
+  llvm::Value *prefixMask(unsigned n, unsigned lanes);
+
+  /// Emits `for (iv = lb; iv < ub; iv += step) body(iv)` with i64 bounds.
+  void emitLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
+                const std::function<void(llvm::Value *)> &body);
+  /// Nested loops over `shape` (all dimensions), innermost last.
+  void emitNest(const std::vector<int64_t> &shape,
+                const std::function<void(const std::vector<llvm::Value *> &)> &body);
+
+  //===--------------------------------------------------------------------===//
+  // Elementwise (CodeGenElementwise.cpp)
+  //===--------------------------------------------------------------------===//
+  /// Applies elementwise op `op` to operands (scalars or vectors of `lanes`).
+  llvm::Value *emitElementwise(const ir::Op &op, llvm::ArrayRef<llvm::Value *> x,
+                               unsigned lanes);
+  llvm::Value *emitCast(llvm::Value *v, ir::ScalarKind from, ir::ScalarKind to,
+                        unsigned lanes);
+  void emitFused(const ir::Op &op);
+  void emitSplat(const ir::Op &op);
+
+  //===--------------------------------------------------------------------===//
+  // Math (CodeGenMath.cpp)
+  //===--------------------------------------------------------------------===//
+  llvm::Value *emitExp(llvm::Value *x);
+  llvm::Value *emitLog(llvm::Value *x);
+
+  //===--------------------------------------------------------------------===//
+  // Cube unit (CodeGenMma.cpp)
+  //===--------------------------------------------------------------------===//
+  void emitMma(const ir::Op &op);
+
+  llvm::IRBuilder<> &builder() { return b_; }
+  unsigned lanes() const { return lanes_; }
+
+private:
+  void emitProgram(const std::string &name);
+  void emitGrid(const std::string &name);
+  void emitBlock(const ir::Block &block);
+  void emitOp(const ir::Op &op);
+  void emitFor(const ir::Op &op);
+  void emitIf(const ir::Op &op);
+  void emitLoadStore(const ir::Op &op);
+  void emitGatherScatter(const ir::Op &op);
+  void emitScalarMemory(const ir::Op &op);
+  void emitReduce(const ir::Op &op);
+  void emitShapeOp(const ir::Op &op);
+  void loadTensors(llvm::Value *args, bool inGrid);
+  llvm::Value *scalar(const ir::Value *v);
+  llvm::Value *otherValue(ir::ScalarKind k, double v);
+  llvm::Value *allocaEntry(llvm::Type *t, uint64_t count);
+
+  const ir::Kernel &kernel_;
+  llvm::LLVMContext &ctx_;
+  llvm::Module &module_;
+  llvm::IRBuilder<> b_;
+  TargetInfo target_;
+  DiagnosticEngine &diags_;
+  unsigned lanes_;
+  llvm::Function *fn_ = nullptr;
+  llvm::Value *scratch_ = nullptr;
+  llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
+  llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
+  llvm::DenseMap<const ir::Value *, TensorInfo> tensors_;
+  bool failed_ = false;
+};
+
+} // namespace tilejit::codegen
+
+#endif

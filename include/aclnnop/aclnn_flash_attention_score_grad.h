@@ -1,0 +1,49 @@
+/*===- aclnn_flash_attention_score_grad.h - FlashAttentionScoreGrad -*- C -*-===//
+ *
+ * \file
+ * The two-phase aclnn entry points of FlashAttentionUnpaddingScoreGradV5 (flash-attention backward, TND), with the prototypes of the
+ * upstream document (see docs/aclnn.md). Usable from C and C++.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef TILEJIT_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H
+#define TILEJIT_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Phase 1: validates the arguments and prepares the executor. */
+ACL_FUNC_VISIBILITY aclnnStatus
+aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
+    const aclTensor *query, const aclTensor *queryRope,
+    const aclTensor *keyIn, const aclTensor *keyInRope,
+    const aclTensor *value, const aclTensor *dy,
+    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional,
+    const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
+    const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
+    const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional,
+    const aclTensor *sinkInOptional, const aclIntArray *prefixOptional,
+    const aclIntArray *actualSeqQLenOptional,
+    const aclIntArray *actualSeqKvLenOptional,
+    const aclIntArray *qStartIdxOptional,
+    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb,
+    int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout,
+    int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
+    char *softmaxInLayout, const aclTensor *dqOut, const aclTensor *dqRopeOut,
+    const aclTensor *dkOut, const aclTensor *dkRopeOut,
+    const aclTensor *dvOut, const aclTensor *dpseOut,
+    const aclTensor *dsinkOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+
+/** Phase 2: runs the executor on `stream`. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(
+    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    const aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEJIT_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H */

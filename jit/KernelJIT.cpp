@@ -1,0 +1,162 @@
+//===- KernelJIT.cpp - One ORC LLJIT per target level ---------------------===//
+#include "jit/KernelJIT.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+#include <mutex>
+
+namespace tilejit::jit {
+
+namespace {
+
+void initializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+bool hostHas(const llvm::StringMap<bool> &f, std::initializer_list<const char *> names) {
+  for (const char *n : names) {
+    auto it = f.find(n);
+    if (it == f.end() || !it->second)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool Compiler::hostSupports(TargetLevel level) {
+  llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+  switch (level) {
+  case TargetLevel::Avx2:
+    return hostHas(f, {"avx2", "fma", "f16c"});
+  case TargetLevel::Avx512:
+    return hostHas(f, {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma", "f16c"});
+  case TargetLevel::Host:
+    return hostHas(f, {"avx2", "fma", "f16c"});
+  }
+  return false;
+}
+
+llvm::Expected<TargetChoice> chooseTarget(TargetLevel level) {
+  initializeLLVM();
+  if (level == TargetLevel::Host) {
+    const char *env = std::getenv("TILEJIT_TARGET");
+    std::string want = env ? env : "";
+    if (want == "avx2")
+      level = TargetLevel::Avx2;
+    else if (want == "avx512")
+      level = TargetLevel::Avx512;
+    else if (!want.empty() && want != "host")
+      return llvm::createStringError("TILEJIT_TARGET must be avx2, avx512 or host, "
+                                     "not '" + want + "'");
+    else
+      level = Compiler::hostSupports(TargetLevel::Avx512) ? TargetLevel::Avx512
+                                                          : TargetLevel::Avx2;
+  }
+  if (!Compiler::hostSupports(level))
+    return llvm::createStringError(std::string("this CPU cannot run ") +
+                                   (level == TargetLevel::Avx512 ? "AVX-512" : "AVX2") +
+                                   " code (needs avx2, fma and f16c" +
+                                   (level == TargetLevel::Avx512
+                                        ? ", avx512f/bw/vl/dq)"
+                                        : ")"));
+  TargetChoice t;
+  t.level = level;
+  t.info.triple = llvm::sys::getProcessTriple();
+  if (level == TargetLevel::Avx512) {
+    t.levelName = "avx512";
+    t.info.cpu = llvm::sys::getHostCPUName().str();
+    std::string features;
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    std::vector<std::string> names;
+    for (auto &kv : f) {
+      std::string name = kv.first().str();
+      name.insert(name.begin(), kv.second ? '+' : '-');
+      names.push_back(std::move(name));
+    }
+    std::sort(names.begin(), names.end());
+    for (const std::string &n : names) {
+      if (!features.empty())
+        features += ',';
+      features += n;
+    }
+    t.info.features = features;
+    t.info.vectorBits = 512;
+  } else {
+    t.levelName = "avx2";
+    t.info.cpu = "haswell";
+    t.info.features = "+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt,+lzcnt,+movbe,"
+                      "-avx512f,-avx512bw,-avx512vl,-avx512dq,-avx512cd";
+    t.info.vectorBits = 256;
+  }
+  return t;
+}
+
+llvm::Expected<std::unique_ptr<KernelJIT>> KernelJIT::create(const TargetChoice &t) {
+  initializeLLVM();
+  std::unique_ptr<KernelJIT> kj(new KernelJIT(t));
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.info.triple)};
+  jtmb.setCPU(t.info.cpu);
+  llvm::SubtargetFeatures features(t.info.features);
+  jtmb.addFeatures(features.getFeatures());
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+  if (!jit)
+    return jit.takeError();
+  kj->jit_ = std::move(*jit);
+  return kj;
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+KernelJIT::makeTargetMachine() const {
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target_.info.triple)};
+  jtmb.setCPU(target_.info.cpu);
+  llvm::SubtargetFeatures features(target_.info.features);
+  jtmb.addFeatures(features.getFeatures());
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return jtmb.createTargetMachine();
+}
+
+llvm::Expected<KernelJIT::Symbols> KernelJIT::add(llvm::orc::ThreadSafeModule module,
+                                                  const std::string &stem) {
+  auto &jd = jit_->getMainJITDylib();
+  auto tracker = jd.createResourceTracker();
+  if (auto err = jit_->addIRModule(tracker, std::move(module)))
+    return err;
+  Symbols s;
+  auto program = jit_->lookup(stem + "_program");
+  if (!program)
+    return program.takeError();
+  auto grid = jit_->lookup(stem + "_grid");
+  if (!grid)
+    return grid.takeError();
+  auto scratch = jit_->lookup(stem + "_scratch");
+  if (!scratch)
+    return scratch.takeError();
+  s.program = program->toPtr<rt::ProgramFn>();
+  s.grid = grid->toPtr<rt::GridFn>();
+  s.scratchBytes = *scratch->toPtr<const int64_t *>();
+  return s;
+}
+
+std::string emitAssembly(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::SmallString<4096> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return "; this target cannot emit assembly\n";
+  pm.run(module);
+  return std::string(out.str());
+}
+
+} // namespace tilejit::jit

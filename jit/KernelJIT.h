@@ -1,0 +1,60 @@
+//===- KernelJIT.h - One ORC LLJIT per target level --------------*- C++ -*-===//
+///
+/// \file
+/// Wraps an llvm::orc::LLJIT configured for one target level (the host's
+/// AVX-512, or a forced AVX2 level), adds each kernel module under its own
+/// ResourceTracker and looks up the runtime symbols of jit/Runtime.h.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_JIT_KERNELJIT_H
+#define TILEJIT_JIT_KERNELJIT_H
+
+#include "codegen/llvm/CodeGen.h"
+#include "jit/Compiler.h"
+
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace tilejit::jit {
+
+/// The CPU name and feature string a level compiles for on this host.
+struct TargetChoice {
+  TargetLevel level;
+  std::string levelName; ///< "avx2" / "avx512"
+  codegen::TargetInfo info;
+};
+
+/// Resolves `Host` (or `TILEJIT_TARGET`) and checks the host supports it.
+llvm::Expected<TargetChoice> chooseTarget(TargetLevel level);
+
+class KernelJIT {
+public:
+  static llvm::Expected<std::unique_ptr<KernelJIT>> create(const TargetChoice &t);
+
+  /// A fresh TargetMachine for this target (one per compilation: TargetMachines
+  /// are not shared between threads).
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine() const;
+
+  /// Adds an optimised module and resolves `<stem>_program`, `_grid` and
+  /// `_scratch` (this is where machine code is generated).
+  struct Symbols {
+    rt::ProgramFn program;
+    rt::GridFn grid;
+    int64_t scratchBytes;
+  };
+  llvm::Expected<Symbols> add(llvm::orc::ThreadSafeModule module,
+                              const std::string &stem);
+
+private:
+  explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}
+  TargetChoice target_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+/// Assembly text of a module for `tm` (the `asm` dump stage).
+std::string emitAssembly(llvm::Module &module, llvm::TargetMachine &tm);
+
+} // namespace tilejit::jit
+
+#endif

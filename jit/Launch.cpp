@@ -1,0 +1,97 @@
+//===- Launch.cpp - Runs a compiled kernel's grid across cores ------------===//
+///
+/// \file
+/// The grid's programs are distributed over OpenMP threads with a static
+/// schedule (the same program always runs on the same thread index for a
+/// given thread count, so results are deterministic). Each thread owns a
+/// 64-byte-aligned scratch area for the program's local buffers, reused across
+/// launches.
+///
+//===----------------------------------------------------------------------===//
+#include "jit/Compiler.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+namespace tilejit::jit {
+
+namespace {
+
+struct Scratch {
+  void *data = nullptr;
+  size_t bytes = 0;
+  ~Scratch() { std::free(data); }
+  void *reserve(size_t n) {
+    if (n > bytes) {
+      std::free(data);
+      bytes = (n + 4095) / 4096 * 4096;
+      data = std::aligned_alloc(64, bytes);
+    }
+    return data;
+  }
+};
+
+thread_local Scratch threadScratch;
+
+int threadCap() {
+  static const int cap = [] {
+    const char *env = std::getenv("TILEJIT_NUM_THREADS");
+    int n = env ? std::atoi(env) : 0;
+    return n > 0 ? n : 0;
+  }();
+  return cap;
+}
+
+} // namespace
+
+llvm::Error CompiledKernel::launch(void *const *args, int numThreads) const {
+  int64_t grid[3] = {1, 1, 1};
+  int64_t rc = grid_(args, grid);
+  if (rc != 0) {
+    size_t k = static_cast<size_t>(rc - 1);
+    return llvm::createStringError(k < constraintMessages_.size()
+                                       ? constraintMessages_[k]
+                                       : "shape constraint violated");
+  }
+  for (int64_t &g : grid)
+    g = std::max<int64_t>(g, 0);
+  int64_t total = grid[0] * grid[1] * grid[2];
+  if (total == 0)
+    return llvm::Error::success();
+  int threads = omp_get_max_threads();
+  if (threadCap())
+    threads = std::min(threads, threadCap());
+  if (numThreads > 0)
+    threads = std::min(threads, numThreads);
+  threads = static_cast<int>(std::min<int64_t>(threads, total));
+  const size_t scratch = static_cast<size_t>(std::max<int64_t>(scratchBytes_, 64));
+  rt::ProgramFn program = program_;
+  auto runRange = [&](int64_t begin, int64_t end, void *mem) {
+    int64_t pid[3];
+    for (int64_t i = begin; i < end; ++i) {
+      pid[0] = i % grid[0];
+      pid[1] = (i / grid[0]) % grid[1];
+      pid[2] = i / (grid[0] * grid[1]);
+      program(args, pid, grid, mem);
+    }
+  };
+  if (threads <= 1) {
+    runRange(0, total, threadScratch.reserve(scratch));
+    return llvm::Error::success();
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    void *mem = threadScratch.reserve(scratch);
+    int t = omp_get_thread_num(), n = omp_get_num_threads();
+    int64_t chunk = total / n, extra = total % n;
+    int64_t begin = t * chunk + std::min<int64_t>(t, extra);
+    int64_t end = begin + chunk + (t < extra ? 1 : 0);
+    runRange(begin, end, mem);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tilejit::jit

@@ -1,0 +1,58 @@
+//===- TilingKey.cpp - Everything that changes a kernel's code ------------===//
+#include "jit/TilingKey.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tilejit::jit {
+
+uint64_t hashBytes(const void *data, size_t size, uint64_t seed) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  // splitmix64 finaliser: spreads FNV's weak low bits.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
+  std::sort(f_.params.begin(), f_.params.end());
+  str_ = f_.kernel + "[";
+  for (size_t i = 0; i < f_.params.size(); ++i)
+    str_ += (i ? "," : "") + f_.params[i].first + "=" + f_.params[i].second;
+  str_ += "]@" + f_.level + ".O" + std::to_string(f_.optLevel);
+  char src[17];
+  std::snprintf(src, sizeof src, "%016llx",
+                static_cast<unsigned long long>(f_.sourceHash));
+  // Length-prefixed fields, so no two different keys print the same.
+  auto field = [&](const std::string &name, const std::string &value) {
+    canonical_ += name + ":" + std::to_string(value.size()) + ":" + value + ";";
+  };
+  field("kernel", f_.kernel);
+  field("source", src);
+  for (const auto &[n, v] : f_.params)
+    field("param." + n, v);
+  field("level", f_.level);
+  field("cpu", f_.cpu);
+  field("features", f_.features);
+  field("tilejit", f_.tilejitVersion);
+  field("llvm", f_.llvmVersion);
+  field("opt", std::to_string(f_.optLevel));
+  hash_ = hashBytes(canonical_.data(), canonical_.size());
+}
+
+std::string TilingKey::symbolStem() const {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "tj_%016llx",
+                static_cast<unsigned long long>(hash_));
+  return buf;
+}
+
+} // namespace tilejit::jit

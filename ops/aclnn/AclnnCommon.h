@@ -1,0 +1,74 @@
+//===- AclnnCommon.h - The two phases shared by every aclnn operator -*- C++ -*-===//
+///
+/// \file
+/// Every aclnnXxxGetWorkspaceSize is one line: build the operator's Args
+/// struct (ops/aclnn/OpArgs.h) and call prepareOp; every aclnnXxx calls
+/// runOp. These do what all operators share:
+///
+/// Phase 1 (prepareOp): workspaceSize or executor null -> 161001; no
+/// operator registered -> 561000 "not implemented yet"; otherwise the
+/// registered Prepare validates and fills a fresh executor. On failure the
+/// executor is destroyed, `*executor` is set to NULL and the status code is
+/// returned with its message recorded for aclGetRecentErrMsg.
+///
+/// Phase 2 (runOp): executor null, or workspace null with workspaceSize > 0
+/// -> 161001; a workspace smaller than phase 1 asked for, an executor made
+/// for another operator, or a stream handle that is not live -> 161002.
+/// The launch closure runs on the stream (asynchronously; its failure is
+/// reported by aclrtSynchronizeStream) or, on the default stream, at once
+/// (its status is returned). A non-repeatable executor is destroyed after
+/// it ran.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_ACLNN_ACLNNCOMMON_H
+#define TILEJIT_OPS_ACLNN_ACLNNCOMMON_H
+
+#include "acl/acl_rt.h"
+#include "ops/aclnn/AclObjects.h"
+#include "ops/aclnn/OpArgs.h"
+#include "ops/runtime/OpRegistry.h"
+
+#include <memory>
+#include <string>
+
+namespace tilejit::aclnn {
+
+/// Phase 1 without the operator: the checks and executor hand-off shared by
+/// all operators; `prepare` may be null (not implemented).
+template <typename ArgsT>
+aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
+                      aclOpExecutor **executor) {
+  std::string api = std::string(ArgsT::kOpName) + "GetWorkspaceSize";
+  if (executor)
+    *executor = nullptr;
+  if (!workspaceSize)
+    return runtime::recordError(
+        runtime::Status(runtime::status::ParamNullptr,
+                        "workspaceSize must not be null"),
+        api.c_str());
+  if (!executor)
+    return runtime::recordError(
+        runtime::Status(runtime::status::ParamNullptr,
+                        "executor must not be null"),
+        api.c_str());
+  runtime::PrepareFn<ArgsT> prepare = runtime::OpRegistry<ArgsT>::get();
+  if (!prepare)
+    return runtime::recordError(
+        runtime::Status(runtime::status::Inner, "not implemented yet"),
+        api.c_str());
+  auto exec = std::make_unique<aclOpExecutor>(ArgsT::kOpName);
+  runtime::Status status = prepare(args, *exec);
+  if (!status.isOk())
+    return runtime::recordError(status, api.c_str());
+  *workspaceSize = exec->workspaceSize();
+  *executor = exec.release();
+  return ACLNN_SUCCESS;
+}
+
+/// Phase 2 of the operator `opName` (e.g. "aclnnScatterPaKvCache").
+aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
+                  aclOpExecutor *executor, aclrtStream stream);
+
+} // namespace tilejit::aclnn
+
+#endif

@@ -1,0 +1,75 @@
+//===- Executor.h - The prepared work of one operator call ------*- C++ -*-===//
+///
+/// \file
+/// Phase 1 of an aclnn call (aclnnXxxGetWorkspaceSize) validates the
+/// arguments and fills an Executor: the workspace size it needs and a launch
+/// closure that does the work. Phase 2 (aclnnXxx) runs the closure on a
+/// stream. The C handle aclOpExecutor is an Executor.
+///
+/// The closure must own everything it reads: copy the TensorViews, arrays
+/// and attributes it needs (they are cheap), never keep pointers to the C
+/// argument objects, which the caller may destroy between the two phases.
+/// An executor with no closure (an empty problem) runs as a no-op.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_RUNTIME_EXECUTOR_H
+#define TILEJIT_OPS_RUNTIME_EXECUTOR_H
+
+#include "ops/runtime/Status.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tilejit::runtime {
+
+/// What a launch closure gets from phase 2.
+struct LaunchContext {
+  void *workspace = nullptr;  ///< the caller's workspace (may be null if 0)
+  uint64_t workspaceSize = 0; ///< its size in bytes (>= the size asked for)
+};
+
+/// The prepared work of one operator call.
+class Executor {
+public:
+  /// The work itself; runs on the stream's thread.
+  using LaunchFn = std::function<Status(const LaunchContext &)>;
+
+  /// An executor for the operator `opName` (e.g. "aclnnScatterPaKvCache").
+  explicit Executor(std::string opName) : opName_(std::move(opName)) {}
+
+  /// The operator's aclnn name.
+  const std::string &opName() const { return opName_; }
+
+  /// The workspace phase 2 must provide, in bytes (default 0).
+  uint64_t workspaceSize() const { return workspaceSize_; }
+  /// Sets the workspace size phase 2 must provide.
+  void setWorkspaceSize(uint64_t bytes) { workspaceSize_ = bytes; }
+
+  /// Sets the launch closure.
+  void setLaunch(LaunchFn launch) { launch_ = std::move(launch); }
+  /// True if a launch closure was set.
+  bool hasLaunch() const { return static_cast<bool>(launch_); }
+
+  /// True if the executor may run more than once (aclSetAclOpExecutorRepeatable).
+  bool isRepeatable() const { return repeatable_; }
+  /// Marks the executor reusable; the caller then destroys it.
+  void setRepeatable(bool repeatable) { repeatable_ = repeatable; }
+
+  /// Runs the closure (no-op success when there is none).
+  Status run(const LaunchContext &context) const {
+    if (!launch_)
+      return Status::ok();
+    return launch_(context);
+  }
+
+private:
+  std::string opName_;
+  uint64_t workspaceSize_ = 0;
+  LaunchFn launch_;
+  bool repeatable_ = false;
+};
+
+} // namespace tilejit::runtime
+
+#endif

@@ -1,0 +1,79 @@
+//===- Status.h - aclnn status codes with a message -------------*- C++ -*-===//
+///
+/// \file
+/// What every host-side operator call returns: an aclnn status code (the
+/// numbers of the upstream documents) and, on failure, a message that names
+/// the argument and the rule ("key: rank must be 3 or 4, got 2"). Also the
+/// calling thread's "recent error message", the text aclGetRecentErrMsg
+/// returns: every failing C API call records its message there.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_RUNTIME_STATUS_H
+#define TILEJIT_OPS_RUNTIME_STATUS_H
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace tilejit::runtime {
+
+/// The aclnn status codes (equal to the ACLNN_* macros of aclnn/acl_meta.h).
+namespace status {
+constexpr int32_t Success = 0;
+constexpr int32_t ParamNullptr = 161001;      ///< ACLNN_ERR_PARAM_NULLPTR
+constexpr int32_t ParamInvalid = 161002;      ///< ACLNN_ERR_PARAM_INVALID
+constexpr int32_t RuntimeError = 361001;      ///< ACLNN_ERR_RUNTIME_ERROR
+constexpr int32_t Inner = 561000;             ///< ACLNN_ERR_INNER
+constexpr int32_t InnerInferShape = 561001;   ///< ACLNN_ERR_INNER_INFERSHAPE_ERROR
+constexpr int32_t InnerTilingError = 561002;  ///< ACLNN_ERR_INNER_TILING_ERROR
+constexpr int32_t InnerFindKernel = 561003;   ///< ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+constexpr int32_t InnerNullptr = 561103;      ///< ACLNN_ERR_INNER_NULLPTR
+} // namespace status
+
+/// A status code and, when it is not Success, a message.
+class [[nodiscard]] Status {
+public:
+  /// Success.
+  Status() = default;
+  /// A status with `code` and `message`.
+  Status(int32_t code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  /// Success.
+  static Status ok() { return Status(); }
+  /// A failure whose message is the concatenation of `parts` (streamed).
+  template <typename... Parts>
+  static Status error(int32_t code, const Parts &...parts) {
+    std::ostringstream os;
+    (os << ... << parts);
+    return Status(code, os.str());
+  }
+
+  /// True on success.
+  bool isOk() const { return code_ == status::Success; }
+  /// True on success.
+  explicit operator bool() const { return isOk(); }
+  /// The aclnn status code.
+  int32_t code() const { return code_; }
+  /// The message (empty on success).
+  const std::string &message() const { return message_; }
+
+private:
+  int32_t code_ = status::Success;
+  std::string message_;
+};
+
+/// Records `message` as the calling thread's recent error message.
+void setRecentErrorMessage(std::string message);
+/// Records a failed status as "<context>: <message>" (nothing for success)
+/// and returns its code.
+int32_t recordError(const Status &status, const char *context = nullptr);
+/// Takes the calling thread's recent error message: returns a pointer to it
+/// (valid until the next take on this thread) and clears it, or nullptr if
+/// none was recorded since the last take.
+const char *takeRecentErrorMessage();
+
+} // namespace tilejit::runtime
+
+#endif

@@ -1,0 +1,97 @@
+//===- FrontendTest.cpp - Parsing and lowering the sample kernels ---------===//
+#include "codegen/passes/Pipeline.h"
+#include "dsl/Frontend.h"
+#include "dsl/ir/Printer.h"
+#include "dsl/ir/Walk.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace tilejit;
+
+namespace {
+
+std::string readSample(const std::string &name) {
+  std::ifstream in(std::string(TILEJIT_SOURCE_ROOT) + "/ops/samples/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Lowered {
+  DiagnosticEngine diags;
+  std::unique_ptr<dsl::ParsedFile> file;
+  std::unique_ptr<ir::Kernel> kernel;
+};
+
+std::unique_ptr<Lowered> lower(const std::string &text, const std::string &kernel,
+                               const dsl::SpecValues &spec) {
+  auto l = std::make_unique<Lowered>();
+  uint32_t buf = l->diags.addBuffer("test.tile", text);
+  l->file = dsl::parse(l->diags, buf);
+  if (l->file)
+    l->kernel = dsl::lowerKernel(*l->file, kernel, spec, l->diags);
+  return l;
+}
+
+int countOps(ir::Kernel &k, ir::OpKind kind) {
+  int n = 0;
+  ir::walk(k, [&](ir::Op &op) { n += op.kind() == kind; });
+  return n;
+}
+
+} // namespace
+
+TEST(Frontend, LowersSoftmaxWithLoopCarriedTiles) {
+  auto l = lower(readSample("softmax.tile"), "softmax", {{"T", "f16"}});
+  ASSERT_TRUE(l->kernel) << l->diags.renderAll();
+  ir::Kernel &k = *l->kernel;
+  ASSERT_EQ(k.params.size(), 2u);
+  EXPECT_EQ(k.params[0].type.str(), "tensor<f16, 2>");
+  // y's [M, N] repeats x's: two EqualsDim constraints.
+  ASSERT_EQ(k.constraints.size(), 2u);
+  EXPECT_EQ(k.constraints[0].kind, ir::ShapeConstraint::Kind::EqualsDim);
+  // The first loop carries m and l (two tile<f32, 1024> values).
+  ir::Op *firstFor = nullptr;
+  ir::walk(k, [&](ir::Op &op) {
+    if (op.kind() == ir::OpKind::For && !firstFor)
+      firstFor = &op;
+  });
+  ASSERT_TRUE(firstFor);
+  ASSERT_EQ(firstFor->numResults(), 2u);
+  EXPECT_EQ(firstFor->result(0)->type().str(), "tile<f32, 1024>");
+  EXPECT_EQ(countOps(k, ir::OpKind::Reduce), 2);
+  EXPECT_EQ(countOps(k, ir::OpKind::Store), 1);
+  EXPECT_EQ(k.specialization.size(), 2u);
+}
+
+TEST(Frontend, PipelineFusesAndPlansSoftmax) {
+  auto l = lower(readSample("softmax.tile"), "softmax", {{"T", "bf16"}, {"BN", "256"}});
+  ASSERT_TRUE(l->kernel) << l->diags.renderAll();
+  ASSERT_TRUE(passes::runDefaultPipeline(*l->kernel, l->diags)) << l->diags.renderAll();
+  ir::Kernel &k = *l->kernel;
+  EXPECT_EQ(countOps(k, ir::OpKind::ConstParam), 0);
+  EXPECT_GT(countOps(k, ir::OpKind::Fused), 0);
+  // No elementwise tile op is left outside a fused body.
+  bool stray = false;
+  std::function<void(ir::Block &)> scan = [&](ir::Block &b) {
+    for (auto &op : b.ops()) {
+      if (op->kind() == ir::OpKind::Fused)
+        continue;
+      if (ir::isElementwise(op->kind()) && op->result()->type().isTile())
+        stray = true;
+      for (unsigned i = 0; i < op->numBlocks(); ++i)
+        scan(*op->block(i));
+    }
+  };
+  scan(k.body());
+  EXPECT_FALSE(stray) << ir::print(k);
+  if (getenv("TILEJIT_TEST_PRINT"))
+    std::cout << ir::print(k);
+  EXPECT_TRUE(k.buffersPlanned);
+  EXPECT_GT(k.scratchBytes, 0);
+  EXPECT_LE(k.scratchBytes, 196608);
+}
