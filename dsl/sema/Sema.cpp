@@ -887,6 +887,30 @@ std::optional<RValue> Sema::binaryOp(const std::string &op, RValue a, RValue b,
 }
 
 std::optional<RValue> Sema::lowerBinary(const Expr &e) {
+  // `T == f32`: comparing dtypes is a compile-time boolean.
+  auto asType = [&](const Expr &x) -> std::optional<ScalarKind> {
+    if (x.kind != ExprKind::Name)
+      return std::nullopt;
+    Binding *bnd = lookup(x.name);
+    if (bnd)
+      return bnd->kind == Binding::Kind::CType ? std::optional(bnd->type)
+                                               : std::nullopt;
+    ScalarKind k;
+    if (ir::parseScalarKind(x.name == "bool" ? "i1" : x.name, k))
+      return k;
+    return std::nullopt;
+  };
+  auto ta = asType(*e.args[0]), tb = asType(*e.args[1]);
+  if (ta || tb) {
+    if (!ta || !tb || (e.op != "==" && e.op != "!=")) {
+      error(e.loc, "a dtype can only be compared with another dtype, by '==' or '!='");
+      return std::nullopt;
+    }
+    RValue r;
+    r.loc = e.loc;
+    r.value = constant(e.loc, ScalarKind::I1, (*ta == *tb) == (e.op == "=="));
+    return r;
+  }
   auto a = lower(*e.args[0]);
   if (!a)
     return std::nullopt;

@@ -286,6 +286,8 @@ aclError aclrtDestroyStream(aclrtStream stream) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "stream must not be null (the default stream cannot be "
                 "destroyed)");
+  if (aclError e = checkStream("aclrtDestroyStream", stream))
+    return e;
   if (s->isWorkerThread())
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "a stream cannot be destroyed by its own task");

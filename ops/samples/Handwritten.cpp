@@ -1,0 +1,55 @@
+//===- Handwritten.cpp - Run-time dispatch of the hand-written twins ------===//
+#include "ops/samples/Samples.h"
+
+namespace tilejit::ops {
+
+#define TILEJIT_DECLARE_TWINS(ns)                                              \
+  namespace ns {                                                               \
+  void axpby(DType, const void *, void *, int64_t, float, float, int);         \
+  void softmax(DType, const void *, void *, int64_t, int64_t, int);            \
+  void matmul(DType, const void *, const void *, float *, int64_t, int64_t,    \
+              int64_t, int);                                                   \
+  void attention(DType, const AttentionShape &, const void *, const void *,    \
+                 const void *, void *, int);                                   \
+  }
+TILEJIT_DECLARE_TWINS(avx2)
+TILEJIT_DECLARE_TWINS(avx512)
+#undef TILEJIT_DECLARE_TWINS
+
+namespace {
+bool useAvx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512dq");
+  return yes;
+}
+} // namespace
+
+const char *handwrittenIsa() { return useAvx512() ? "avx512" : "avx2"; }
+
+void axpbyHandwritten(DType t, const void *x, void *y, int64_t n, float alpha,
+                      float beta, int threads) {
+  useAvx512() ? avx512::axpby(t, x, y, n, alpha, beta, threads)
+              : avx2::axpby(t, x, y, n, alpha, beta, threads);
+}
+
+void softmaxHandwritten(DType t, const void *x, void *y, int64_t m, int64_t n,
+                        int threads) {
+  useAvx512() ? avx512::softmax(t, x, y, m, n, threads)
+              : avx2::softmax(t, x, y, m, n, threads);
+}
+
+void matmulHandwritten(DType t, const void *a, const void *b, float *c, int64_t m,
+                       int64_t n, int64_t k, int threads) {
+  useAvx512() ? avx512::matmul(t, a, b, c, m, n, k, threads)
+              : avx2::matmul(t, a, b, c, m, n, k, threads);
+}
+
+void attentionHandwritten(DType t, const AttentionShape &s, const void *q,
+                          const void *k, const void *v, void *o, int threads) {
+  useAvx512() ? avx512::attention(t, s, q, k, v, o, threads)
+              : avx2::attention(t, s, q, k, v, o, threads);
+}
+
+} // namespace tilejit::ops

@@ -1,0 +1,13 @@
+//===- HandwrittenAvx512.cpp - The samples' hand-written twins for AVX512 -----===//
+//
+// Compiled with the ISA's flags (ops/CMakeLists.txt, by file-name suffix);
+// called only after a run-time CPU check (Handwritten.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "ops/samples/Samples.h"
+
+namespace tilejit::ops::avx512 {
+#define VL 16
+#include "ops/samples/HandwrittenImpl.inc"
+#undef VL
+} // namespace tilejit::ops::avx512
