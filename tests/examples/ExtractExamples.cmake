@@ -4,7 +4,8 @@
 # code block of <doc.md> whose info string is c++/cpp/cxx (any case) and that
 # defines `main` to <outdir>/<DocName>.cpp (or <DocName>_<n>.cpp when the
 # document has several), byte for byte as it stands between the fences, and
-# appends the written paths to <outvar>. Files are rewritten only when their
+# appends the written paths to <outvar>. A fence left open runs to the end of
+# the document, as in CommonMark. Files are rewritten only when their
 # text changed, so an unchanged document rebuilds nothing.
 #
 # The document text is handled as one string (never as a CMake list): C++ is
@@ -16,7 +17,8 @@ function(tilejit_extract_examples md outdir outvar)
   set(bodies)
   set(count 0)
   set(fence "```")
-  while(TRUE)
+  set(scanning ON)
+  while(scanning)
     string(FIND "${text}" "${fence}" open)
     if(open EQUAL -1)
       break()
@@ -34,18 +36,22 @@ function(tilejit_extract_examples md outdir outvar)
     string(SUBSTRING "${rest}" ${bodyStart} -1 rest)
     string(FIND "${rest}" "${fence}" close)
     if(close EQUAL -1)
-      break()
+      # An unclosed fence runs to the end of the document (CommonMark).
+      set(body "${rest}")
+      set(text "")
+      set(scanning OFF)
+    else()
+      string(SUBSTRING "${rest}" 0 ${close} body)
+      math(EXPR after "${close} + 3")
+      string(SUBSTRING "${rest}" ${after} -1 text)
+      # Drop the closing fence's indentation (after the last newline).
+      string(FIND "${body}" "\n" lastNewline REVERSE)
+      if(lastNewline EQUAL -1)
+        continue()
+      endif()
+      math(EXPR keep "${lastNewline} + 1")
+      string(SUBSTRING "${body}" 0 ${keep} body)
     endif()
-    string(SUBSTRING "${rest}" 0 ${close} body)
-    math(EXPR after "${close} + 3")
-    string(SUBSTRING "${rest}" ${after} -1 text)
-    # Drop the closing fence's indentation (the text after the last newline).
-    string(FIND "${body}" "\n" lastNewline REVERSE)
-    if(lastNewline EQUAL -1)
-      continue()
-    endif()
-    math(EXPR keep "${lastNewline} + 1")
-    string(SUBSTRING "${body}" 0 ${keep} body)
     if(info MATCHES "^(c\\+\\+|cpp|cxx)$" AND body MATCHES "int[ \t]+main[ \t]*\\(")
       math(EXPR count "${count} + 1")
       set(body_${count} "${body}")
