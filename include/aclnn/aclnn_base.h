@@ -1,4 +1,4 @@
-/*===- aclnn_base.h - Common include of the aclnn operator headers -*- C -*-===//
+/*===- aclnn_base.h - Common include of the aclnn op headers -*- C -*-===//
  *
  * \file
  * Included by every aclnnop/ header: the aclnn argument objects and status

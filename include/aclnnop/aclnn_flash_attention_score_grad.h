@@ -1,8 +1,9 @@
-/*===- aclnn_flash_attention_score_grad.h - FlashAttentionScoreGrad -*- C -*-===//
+/*===- aclnn_flash_attention_score_grad.h - FA backward -----------*- C -*-===//
  *
  * \file
- * The two-phase aclnn entry points of FlashAttentionUnpaddingScoreGradV5 (flash-attention backward, TND), with the prototypes of the
- * upstream document (see docs/aclnn.md). Usable from C and C++.
+ * The two-phase aclnn entry points of FlashAttentionUnpaddingScoreGradV5
+ * (flash-attention backward, TND), with the prototypes of the upstream document
+ * (see docs/aclnn.md). Usable from C and C++.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H
@@ -17,9 +18,8 @@ extern "C" {
 /** Phase 1: validates the arguments and prepares the executor. */
 ACL_FUNC_VISIBILITY aclnnStatus
 aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *queryRope,
-    const aclTensor *keyIn, const aclTensor *keyInRope,
-    const aclTensor *value, const aclTensor *dy,
+    const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn,
+    const aclTensor *keyInRope, const aclTensor *value, const aclTensor *dy,
     const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional,
     const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
     const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
@@ -27,15 +27,14 @@ aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *sinkInOptional, const aclIntArray *prefixOptional,
     const aclIntArray *actualSeqQLenOptional,
     const aclIntArray *actualSeqKvLenOptional,
-    const aclIntArray *qStartIdxOptional,
-    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb,
-    int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout,
-    int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
-    char *softmaxInLayout, const aclTensor *dqOut, const aclTensor *dqRopeOut,
-    const aclTensor *dkOut, const aclTensor *dkRopeOut,
-    const aclTensor *dvOut, const aclTensor *dpseOut,
-    const aclTensor *dsinkOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional,
+    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
+    int64_t headNum, char *inputLayout, int64_t innerPrecise,
+    int64_t sparseMode, int64_t pseType, char *softmaxInLayout,
+    const aclTensor *dqOut, const aclTensor *dqRopeOut, const aclTensor *dkOut,
+    const aclTensor *dkRopeOut, const aclTensor *dvOut,
+    const aclTensor *dpseOut, const aclTensor *dsinkOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(

@@ -1,8 +1,9 @@
 /*===- aclnn_gather_pa_kv_cache.h - GatherPaKvCache -*- C -*-===//
  *
  * \file
- * The two-phase aclnn entry points of GatherPaKvCache (read sequences out of a paged KV cache), with the prototypes of the
- * upstream document (see docs/aclnn.md). Usable from C and C++.
+ * The two-phase aclnn entry points of GatherPaKvCache (read sequences out of a
+ * paged KV cache), with the prototypes of the upstream document (see
+ * docs/aclnn.md). Usable from C and C++.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNNOP_ACLNN_GATHER_PA_KV_CACHE_H

@@ -1,8 +1,9 @@
 /*===- aclnn_incre_flash_attention_v4.h - IncreFlashAttentionV4 -*- C -*-===//
  *
  * \file
- * The two-phase aclnn entry points of IncreFlashAttentionV4 (incremental decode attention), with the prototypes of the
- * upstream document (see docs/aclnn.md). Usable from C and C++.
+ * The two-phase aclnn entry points of IncreFlashAttentionV4 (incremental decode
+ * attention), with the prototypes of the upstream document (see docs/aclnn.md).
+ * Usable from C and C++.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNNOP_ACLNN_INCRE_FLASH_ATTENTION_V4_H

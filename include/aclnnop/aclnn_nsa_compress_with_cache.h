@@ -1,8 +1,9 @@
 /*===- aclnn_nsa_compress_with_cache.h - NsaCompressWithCache -*- C -*-===//
  *
  * \file
- * The two-phase aclnn entry points of NsaCompressWithCache (NSA key/value compression into a cache), with the prototypes of the
- * upstream document (see docs/aclnn.md). Usable from C and C++.
+ * The two-phase aclnn entry points of NsaCompressWithCache (NSA key/value
+ * compression into a cache), with the prototypes of the upstream document (see
+ * docs/aclnn.md). Usable from C and C++.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNNOP_ACLNN_NSA_COMPRESS_WITH_CACHE_H
@@ -24,10 +25,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnNsaCompressWithCacheGetWorkspaceSize(
     aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
-ACL_FUNC_VISIBILITY aclnnStatus aclnnNsaCompressWithCache(void *workspace,
-                                                          uint64_t workspaceSize,
-                                                          aclOpExecutor *executor,
-                                                          aclrtStream stream);
+ACL_FUNC_VISIBILITY aclnnStatus
+aclnnNsaCompressWithCache(void *workspace, uint64_t workspaceSize,
+                          aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
 /*===- aclnn_scatter_pa_kv_cache.h - ScatterPaKvCache -*- C -*-===//
  *
  * \file
- * The two-phase aclnn entry points of ScatterPaKvCache (write tokens into a paged KV cache), with the prototypes of the
- * upstream document (see docs/aclnn.md). Usable from C and C++.
+ * The two-phase aclnn entry points of ScatterPaKvCache (write tokens into a
+ * paged KV cache), with the prototypes of the upstream document (see
+ * docs/aclnn.md). Usable from C and C++.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNNOP_ACLNN_SCATTER_PA_KV_CACHE_H

@@ -30,8 +30,8 @@ aclnnStatus failStatus(int32_t code, const char *api,
 }
 
 /// Copies `n` int64 values, or reports which rule they break.
-bool copyDims(const char *what, const int64_t *dims,
-              uint64_t n, bool allowNegative, std::vector<int64_t> &out,
+bool copyDims(const char *what, const int64_t *dims, uint64_t n,
+              bool allowNegative, std::vector<int64_t> &out,
               std::string &error) {
   if (n > static_cast<uint64_t>(kMaxTensorRank)) {
     error = std::string(what) + " has " + std::to_string(n) +
@@ -40,8 +40,8 @@ bool copyDims(const char *what, const int64_t *dims,
     return false;
   }
   if (n && !dims) {
-    error = std::string(what) + " is null but its count is " +
-            std::to_string(n);
+    error =
+        std::string(what) + " is null but its count is " + std::to_string(n);
     return false;
   }
   out.assign(dims, dims + n);
@@ -69,8 +69,8 @@ extern "C" {
 aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                            aclDataType dataType, const int64_t *stride,
                            int64_t offset, aclFormat format,
-                           const int64_t *storageDims,
-                           uint64_t storageDimsNum, void *tensorData) {
+                           const int64_t *storageDims, uint64_t storageDimsNum,
+                           void *tensorData) {
   const char *api = "aclCreateTensor";
   if (!isKnownDataType(dataType))
     return failNull<aclTensor>(api, "dataType " + std::to_string(dataType) +
@@ -83,12 +83,10 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                         std::to_string(offset));
   auto tensor = std::make_unique<aclTensor>();
   std::string error;
-  if (!copyDims("viewDims", viewDims, viewDimsNum, false, tensor->shape,
-                error))
+  if (!copyDims("viewDims", viewDims, viewDimsNum, false, tensor->shape, error))
     return failNull<aclTensor>(api, error);
   if (stride) {
-    if (!copyDims("stride", stride, viewDimsNum, true, tensor->strides,
-                  error))
+    if (!copyDims("stride", stride, viewDimsNum, true, tensor->strides, error))
       return failNull<aclTensor>(api, error);
   } else {
     tensor->strides = contiguousStrides(tensor->shape);

@@ -52,8 +52,7 @@ bool isLiveContext(Context *context) {
     return true;
   std::lock_guard<std::mutex> lock(contextMutex);
   const auto &contexts = liveContexts();
-  return std::find(contexts.begin(), contexts.end(), context) !=
-         contexts.end();
+  return std::find(contexts.begin(), contexts.end(), context) != contexts.end();
 }
 
 aclError fail(aclError code, const char *api, const std::string &message) {

@@ -1,4 +1,4 @@
-//===- AclnnCommon.h - The two phases shared by every aclnn operator -*- C++ -*-===//
+//===- AclnnCommon.h - The two phases shared by every operator --*- C++ -*-===//
 ///
 /// \file
 /// Every aclnnXxxGetWorkspaceSize is one line: build the operator's Args
@@ -47,10 +47,9 @@ aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
                         "workspaceSize must not be null"),
         api.c_str());
   if (!executor)
-    return runtime::recordError(
-        runtime::Status(runtime::status::ParamNullptr,
-                        "executor must not be null"),
-        api.c_str());
+    return runtime::recordError(runtime::Status(runtime::status::ParamNullptr,
+                                                "executor must not be null"),
+                                api.c_str());
   runtime::PrepareFn<ArgsT> prepare = runtime::OpRegistry<ArgsT>::get();
   if (!prepare)
     return runtime::recordError(

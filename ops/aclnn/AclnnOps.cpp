@@ -33,9 +33,9 @@ aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
                 "workspace is null but workspaceSize is " +
                     std::to_string(workspaceSize));
   if (executor->opName() != opName)
-    return fail(ACLNN_ERR_PARAM_INVALID,
-                "executor was prepared by " + executor->opName() +
-                    "GetWorkspaceSize");
+    return fail(ACLNN_ERR_PARAM_INVALID, "executor was prepared by " +
+                                             executor->opName() +
+                                             "GetWorkspaceSize");
   if (workspaceSize < executor->workspaceSize())
     return fail(ACLNN_ERR_PARAM_INVALID,
                 "workspaceSize " + std::to_string(workspaceSize) +
@@ -107,8 +107,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
 }
 
 aclnnStatus aclnnScatterPaKvCache(void *workspace, uint64_t workspaceSize,
-                                  aclOpExecutor *executor,
-                                  aclrtStream stream) {
+                                  aclOpExecutor *executor, aclrtStream stream) {
   return aclnn::runOp(aclnn::ScatterPaKvCacheArgs::kOpName, workspace,
                       workspaceSize, executor, stream);
 }
@@ -230,9 +229,8 @@ aclnnStatus aclnnNsaCompressWithCache(void *workspace, uint64_t workspaceSize,
 //===----------------------------------------------------------------------===//
 
 aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *queryRope,
-    const aclTensor *keyIn, const aclTensor *keyInRope,
-    const aclTensor *value, const aclTensor *dy,
+    const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn,
+    const aclTensor *keyInRope, const aclTensor *value, const aclTensor *dy,
     const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional,
     const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
     const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
@@ -240,15 +238,14 @@ aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *sinkInOptional, const aclIntArray *prefixOptional,
     const aclIntArray *actualSeqQLenOptional,
     const aclIntArray *actualSeqKvLenOptional,
-    const aclIntArray *qStartIdxOptional,
-    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb,
-    int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout,
-    int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
-    char *softmaxInLayout, const aclTensor *dqOut, const aclTensor *dqRopeOut,
-    const aclTensor *dkOut, const aclTensor *dkRopeOut,
-    const aclTensor *dvOut, const aclTensor *dpseOut,
-    const aclTensor *dsinkOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor) {
+    const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional,
+    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
+    int64_t headNum, char *inputLayout, int64_t innerPrecise,
+    int64_t sparseMode, int64_t pseType, char *softmaxInLayout,
+    const aclTensor *dqOut, const aclTensor *dqRopeOut, const aclTensor *dkOut,
+    const aclTensor *dkRopeOut, const aclTensor *dvOut,
+    const aclTensor *dpseOut, const aclTensor *dsinkOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
   aclnn::FlashAttentionUnpaddingScoreGradV5Args args;
   args.query = query;
   args.queryRope = queryRope;

@@ -10,7 +10,8 @@
 /// only during phase 1; a launch closure must copy what it needs.
 ///
 /// An operator registers its phase 1 with
-/// `TILEJIT_REGISTER_ACLNN_OP(aclnn::XxxArgs, prepare)` (ops/runtime/OpRegistry.h).
+/// `TILEJIT_REGISTER_ACLNN_OP(aclnn::XxxArgs, prepare)`
+/// (ops/runtime/OpRegistry.h).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_ACLNN_OPARGS_H

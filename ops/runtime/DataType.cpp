@@ -117,55 +117,98 @@ int64_t elementSize(DataType type) { return (elementBits(type) + 7) / 8; }
 
 std::string_view dataTypeName(DataType type) {
   switch (type) {
-  case DataType::Undefined: return "UNDEFINED";
-  case DataType::Float: return "FLOAT";
-  case DataType::Float16: return "FLOAT16";
-  case DataType::Int8: return "INT8";
-  case DataType::Int32: return "INT32";
-  case DataType::UInt8: return "UINT8";
-  case DataType::Int16: return "INT16";
-  case DataType::UInt16: return "UINT16";
-  case DataType::UInt32: return "UINT32";
-  case DataType::Int64: return "INT64";
-  case DataType::UInt64: return "UINT64";
-  case DataType::Double: return "DOUBLE";
-  case DataType::Bool: return "BOOL";
-  case DataType::String: return "STRING";
-  case DataType::Complex64: return "COMPLEX64";
-  case DataType::Complex128: return "COMPLEX128";
-  case DataType::BFloat16: return "BFLOAT16";
-  case DataType::Int4: return "INT4";
-  case DataType::UInt1: return "UINT1";
-  case DataType::Complex32: return "COMPLEX32";
-  case DataType::HiFloat8: return "HIFLOAT8";
-  case DataType::Float8E5M2: return "FLOAT8_E5M2";
-  case DataType::Float8E4M3FN: return "FLOAT8_E4M3FN";
-  case DataType::Float8E8M0: return "FLOAT8_E8M0";
-  case DataType::Float6E3M2: return "FLOAT6_E3M2";
-  case DataType::Float6E2M3: return "FLOAT6_E2M3";
-  case DataType::Float4E2M1: return "FLOAT4_E2M1";
-  case DataType::Float4E1M2: return "FLOAT4_E1M2";
+  case DataType::Undefined:
+    return "UNDEFINED";
+  case DataType::Float:
+    return "FLOAT";
+  case DataType::Float16:
+    return "FLOAT16";
+  case DataType::Int8:
+    return "INT8";
+  case DataType::Int32:
+    return "INT32";
+  case DataType::UInt8:
+    return "UINT8";
+  case DataType::Int16:
+    return "INT16";
+  case DataType::UInt16:
+    return "UINT16";
+  case DataType::UInt32:
+    return "UINT32";
+  case DataType::Int64:
+    return "INT64";
+  case DataType::UInt64:
+    return "UINT64";
+  case DataType::Double:
+    return "DOUBLE";
+  case DataType::Bool:
+    return "BOOL";
+  case DataType::String:
+    return "STRING";
+  case DataType::Complex64:
+    return "COMPLEX64";
+  case DataType::Complex128:
+    return "COMPLEX128";
+  case DataType::BFloat16:
+    return "BFLOAT16";
+  case DataType::Int4:
+    return "INT4";
+  case DataType::UInt1:
+    return "UINT1";
+  case DataType::Complex32:
+    return "COMPLEX32";
+  case DataType::HiFloat8:
+    return "HIFLOAT8";
+  case DataType::Float8E5M2:
+    return "FLOAT8_E5M2";
+  case DataType::Float8E4M3FN:
+    return "FLOAT8_E4M3FN";
+  case DataType::Float8E8M0:
+    return "FLOAT8_E8M0";
+  case DataType::Float6E3M2:
+    return "FLOAT6_E3M2";
+  case DataType::Float6E2M3:
+    return "FLOAT6_E2M3";
+  case DataType::Float4E2M1:
+    return "FLOAT4_E2M1";
+  case DataType::Float4E1M2:
+    return "FLOAT4_E1M2";
   }
   return "UNKNOWN";
 }
 
 std::string_view formatName(Format format) {
   switch (format) {
-  case Format::Undefined: return "UNDEFINED";
-  case Format::NCHW: return "NCHW";
-  case Format::NHWC: return "NHWC";
-  case Format::ND: return "ND";
-  case Format::NC1HWC0: return "NC1HWC0";
-  case Format::FractalZ: return "FRACTAL_Z";
-  case Format::NC1HWC0C04: return "NC1HWC0_C04";
-  case Format::HWCN: return "HWCN";
-  case Format::NDHWC: return "NDHWC";
-  case Format::FractalNZ: return "FRACTAL_NZ";
-  case Format::NCDHW: return "NCDHW";
-  case Format::NDC1HWC0: return "NDC1HWC0";
-  case Format::FractalZ3D: return "FRACTAL_Z_3D";
-  case Format::NC: return "NC";
-  case Format::NCL: return "NCL";
+  case Format::Undefined:
+    return "UNDEFINED";
+  case Format::NCHW:
+    return "NCHW";
+  case Format::NHWC:
+    return "NHWC";
+  case Format::ND:
+    return "ND";
+  case Format::NC1HWC0:
+    return "NC1HWC0";
+  case Format::FractalZ:
+    return "FRACTAL_Z";
+  case Format::NC1HWC0C04:
+    return "NC1HWC0_C04";
+  case Format::HWCN:
+    return "HWCN";
+  case Format::NDHWC:
+    return "NDHWC";
+  case Format::FractalNZ:
+    return "FRACTAL_NZ";
+  case Format::NCDHW:
+    return "NCDHW";
+  case Format::NDC1HWC0:
+    return "NDC1HWC0";
+  case Format::FractalZ3D:
+    return "FRACTAL_Z_3D";
+  case Format::NC:
+    return "NC";
+  case Format::NCL:
+    return "NCL";
   }
   return "UNKNOWN";
 }

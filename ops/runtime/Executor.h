@@ -51,7 +51,8 @@ public:
   /// True if a launch closure was set.
   bool hasLaunch() const { return static_cast<bool>(launch_); }
 
-  /// True if the executor may run more than once (aclSetAclOpExecutorRepeatable).
+  /// True if the executor may run more than once
+  /// (aclSetAclOpExecutorRepeatable).
   bool isRepeatable() const { return repeatable_; }
   /// Marks the executor reusable; the caller then destroys it.
   void setRepeatable(bool repeatable) { repeatable_ = repeatable; }

@@ -10,10 +10,11 @@
 ///   // ops/scatter_pa_kv_cache/ScatterPaKvCacheAclnn.cpp
 ///   static Status prepare(const aclnn::ScatterPaKvCacheArgs &args,
 ///                         runtime::Executor &executor) {
-///     if (!args.key) return Status::error(status::ParamNullptr, "key is null");
+///     if (!args.key) return Status::error(status::ParamNullptr, "key is
+///     null");
 ///     ...                                    // validation, tiling
-///     executor.setLaunch([=](const LaunchContext &) { ...; return Status(); });
-///     return Status::ok();
+///     executor.setLaunch([=](const LaunchContext &) { ...; return Status();
+///     }); return Status::ok();
 ///   }
 ///   TILEJIT_REGISTER_ACLNN_OP(aclnn::ScatterPaKvCacheArgs, prepare);
 /// \endcode
@@ -49,9 +50,7 @@ using PrepareFn = Status (*)(const ArgsT &args, Executor &executor);
 template <typename ArgsT> class OpRegistry {
 public:
   /// The registered Prepare, or nullptr.
-  static PrepareFn<ArgsT> get() {
-    return slot.load(std::memory_order_acquire);
-  }
+  static PrepareFn<ArgsT> get() { return slot.load(std::memory_order_acquire); }
   /// Registers `fn` (nullptr unregisters); returns the previous one.
   static PrepareFn<ArgsT> set(PrepareFn<ArgsT> fn) {
     return slot.exchange(fn, std::memory_order_acq_rel);
@@ -78,7 +77,7 @@ struct OpRegistrar {
 /// namespace scope in a .cpp file, once per operator.
 #define TILEJIT_REGISTER_ACLNN_OP(ArgsT, fn)                                   \
   static const ::tilejit::runtime::OpRegistrar TILEJIT_REGISTER_CONCAT(        \
-      tilejitOpRegistrar, __LINE__)(                                           \
-      static_cast<::tilejit::runtime::PrepareFn<ArgsT>>(fn))
+      tilejitOpRegistrar,                                                      \
+      __LINE__)(static_cast<::tilejit::runtime::PrepareFn<ArgsT>>(fn))
 
 #endif

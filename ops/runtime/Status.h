@@ -12,6 +12,7 @@
 #define TILEJIT_OPS_RUNTIME_STATUS_H
 
 #include <cstdint>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -21,14 +22,16 @@ namespace tilejit::runtime {
 /// The aclnn status codes (equal to the ACLNN_* macros of aclnn/acl_meta.h).
 namespace status {
 constexpr int32_t Success = 0;
-constexpr int32_t ParamNullptr = 161001;      ///< ACLNN_ERR_PARAM_NULLPTR
-constexpr int32_t ParamInvalid = 161002;      ///< ACLNN_ERR_PARAM_INVALID
-constexpr int32_t RuntimeError = 361001;      ///< ACLNN_ERR_RUNTIME_ERROR
-constexpr int32_t Inner = 561000;             ///< ACLNN_ERR_INNER
-constexpr int32_t InnerInferShape = 561001;   ///< ACLNN_ERR_INNER_INFERSHAPE_ERROR
-constexpr int32_t InnerTilingError = 561002;  ///< ACLNN_ERR_INNER_TILING_ERROR
-constexpr int32_t InnerFindKernel = 561003;   ///< ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-constexpr int32_t InnerNullptr = 561103;      ///< ACLNN_ERR_INNER_NULLPTR
+constexpr int32_t ParamNullptr = 161001; ///< ACLNN_ERR_PARAM_NULLPTR
+constexpr int32_t ParamInvalid = 161002; ///< ACLNN_ERR_PARAM_INVALID
+constexpr int32_t RuntimeError = 361001; ///< ACLNN_ERR_RUNTIME_ERROR
+constexpr int32_t Inner = 561000;        ///< ACLNN_ERR_INNER
+constexpr int32_t InnerInferShape =
+    561001; ///< ACLNN_ERR_INNER_INFERSHAPE_ERROR
+constexpr int32_t InnerTilingError = 561002; ///< ACLNN_ERR_INNER_TILING_ERROR
+constexpr int32_t InnerFindKernel =
+    561003;                              ///< ACLNN_ERR_INNER_FIND_KERNEL_ERROR
+constexpr int32_t InnerNullptr = 561103; ///< ACLNN_ERR_INNER_NULLPTR
 } // namespace status
 
 /// A status code and, when it is not Success, a message.
@@ -63,6 +66,21 @@ private:
   int32_t code_ = status::Success;
   std::string message_;
 };
+
+/// One required pointer argument: its name and value.
+struct RequiredArg {
+  const char *name;  ///< the parameter's name, e.g. "keyCache"
+  const void *value; ///< the pointer passed
+};
+
+/// ParamNullptr naming the first null entry of `required` ("keyCache must
+/// not be null"), or success when none is null. Checks run in list order.
+inline Status requireNonNull(std::initializer_list<RequiredArg> required) {
+  for (const RequiredArg &arg : required)
+    if (!arg.value)
+      return Status::error(status::ParamNullptr, arg.name, " must not be null");
+  return Status::ok();
+}
 
 /// Records `message` as the calling thread's recent error message.
 void setRecentErrorMessage(std::string message);

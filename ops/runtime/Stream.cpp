@@ -13,7 +13,9 @@
 
 namespace tilejit::runtime {
 
-Stream::Stream() { worker_ = std::thread([this] { workerLoop(); }); }
+Stream::Stream() {
+  worker_ = std::thread([this] { workerLoop(); });
+}
 
 Stream::~Stream() {
   {

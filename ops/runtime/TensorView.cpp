@@ -93,17 +93,28 @@ double Scalar::toDouble() const {
     return static_cast<double>(v);
   };
   switch (dtype) {
-  case DataType::Float: return read(float());
-  case DataType::Double: return read(double());
-  case DataType::Int8: return read(int8_t());
-  case DataType::UInt8: return read(uint8_t());
-  case DataType::Int16: return read(int16_t());
-  case DataType::UInt16: return read(uint16_t());
-  case DataType::Int32: return read(int32_t());
-  case DataType::UInt32: return read(uint32_t());
-  case DataType::Int64: return read(int64_t());
-  case DataType::UInt64: return read(uint64_t());
-  case DataType::Bool: return bytes[0] != 0;
+  case DataType::Float:
+    return read(float());
+  case DataType::Double:
+    return read(double());
+  case DataType::Int8:
+    return read(int8_t());
+  case DataType::UInt8:
+    return read(uint8_t());
+  case DataType::Int16:
+    return read(int16_t());
+  case DataType::UInt16:
+    return read(uint16_t());
+  case DataType::Int32:
+    return read(int32_t());
+  case DataType::UInt32:
+    return read(uint32_t());
+  case DataType::Int64:
+    return read(int64_t());
+  case DataType::UInt64:
+    return read(uint64_t());
+  case DataType::Bool:
+    return bytes[0] != 0;
   case DataType::Float16: {
     uint16_t b;
     std::memcpy(&b, bytes, 2);

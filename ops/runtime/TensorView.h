@@ -1,4 +1,4 @@
-//===- TensorView.h - Tensor views and host-side argument objects -*- C++ -*-===//
+//===- TensorView.h - Tensor views and argument objects ---------*- C++ -*-===//
 ///
 /// \file
 /// The host runtime's view of the aclnn argument objects. An aclTensor *is*
@@ -36,7 +36,7 @@ std::string shapeToString(const std::vector<int64_t> &shape);
 
 /// A strided view of typed memory.
 struct TensorView {
-  void *data = nullptr;              ///< base of the storage
+  void *data = nullptr; ///< base of the storage
   DataType dtype = DataType::Undefined;
   Format format = Format::ND;
   std::vector<int64_t> shape;        ///< view dimensions
@@ -83,9 +83,7 @@ struct IntArray {
   /// The number of values.
   int64_t size() const { return static_cast<int64_t>(values.size()); }
   /// Value `i`.
-  int64_t operator[](int64_t i) const {
-    return values[static_cast<size_t>(i)];
-  }
+  int64_t operator[](int64_t i) const { return values[static_cast<size_t>(i)]; }
 };
 
 /// A host-side array of float values.

@@ -92,9 +92,9 @@ TEST(AclRuntime, CreateTensorKeepsViewAndStorage) {
   int64_t dims[] = {2, 3};
   int64_t strides[] = {8, 2};
   int64_t storageDims[] = {4, 16};
-  aclTensor *t = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 5,
-                                 ACL_FORMAT_FRACTAL_NZ, storageDims, 2,
-                                 storage.data());
+  aclTensor *t =
+      aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 5, ACL_FORMAT_FRACTAL_NZ,
+                      storageDims, 2, storage.data());
   ASSERT_NE(t, nullptr);
 
   int64_t *got = nullptr;
@@ -153,8 +153,8 @@ TEST(AclRuntime, CreateTensorDefaultsAndScalars) {
 
   // Null strides mean contiguous; no storage dims mean "exactly the view".
   int64_t dims[] = {2, 3, 4};
-  aclTensor *t = aclCreateTensor(dims, 3, ACL_INT32, nullptr, 0,
-                                 ACL_FORMAT_ND, nullptr, 0, nullptr);
+  aclTensor *t = aclCreateTensor(dims, 3, ACL_INT32, nullptr, 0, ACL_FORMAT_ND,
+                                 nullptr, 0, nullptr);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->strides, (std::vector<int64_t>{12, 4, 1}));
   EXPECT_TRUE(t->isContiguous());
@@ -234,8 +234,8 @@ TEST(AclRuntime, IntArraysAndTensorLists) {
 
   int64_t dims[] = {1, 4};
   float buf[4] = {};
-  aclTensor *t0 = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0,
-                                  ACL_FORMAT_ND, dims, 2, buf);
+  aclTensor *t0 = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND,
+                                  dims, 2, buf);
   aclTensor *items[] = {t0, nullptr};
   aclTensorList *list = aclCreateTensorList(items, 2);
   ASSERT_NE(list, nullptr);
@@ -257,8 +257,7 @@ TEST(AclRuntime, NullPointerStatuses) {
   EXPECT_EQ(aclGetTensorListSize(nullptr, &n), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_ERR_PARAM_NULLPTR);
-  EXPECT_NE(recentError().find("executor must not be null"),
-            std::string::npos);
+  EXPECT_NE(recentError().find("executor must not be null"), std::string::npos);
   EXPECT_EQ(aclDestroyTensor(nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST),
             ACL_ERROR_INVALID_PARAM);
@@ -334,9 +333,9 @@ TEST(AclRuntime, MemoryAndEveryMemcpyKind) {
             std::string::npos);
   EXPECT_EQ(aclrtMemcpy(a, 100, nullptr, 10, ACL_MEMCPY_HOST_TO_DEVICE),
             ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(aclrtMemcpy(a, 100, host.data(), 10,
-                        static_cast<aclrtMemcpyKind>(17)),
-            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(
+      aclrtMemcpy(a, 100, host.data(), 10, static_cast<aclrtMemcpyKind>(17)),
+      ACL_ERROR_INVALID_PARAM);
   ASSERT_EQ(aclrtMemset(a, 100, 0xab, 10), ACL_SUCCESS);
   EXPECT_EQ(static_cast<uint8_t *>(a)[9], 0xab);
   EXPECT_EQ(static_cast<uint8_t *>(a)[10], host[10]);
@@ -373,9 +372,9 @@ TEST(AclRuntime, Float16RoundsToNearestEven) {
   // 1 + 3*2^-11 is halfway between odd 1+2^-10 and even 1+2^-9: rounds up.
   EXPECT_EQ(aclFloatToFloat16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
   // Just above the tie rounds up.
-  EXPECT_EQ(aclFloatToFloat16(std::nextafter(1.0f + std::ldexp(1.0f, -11),
-                                             2.0f)),
-            0x3c01);
+  EXPECT_EQ(
+      aclFloatToFloat16(std::nextafter(1.0f + std::ldexp(1.0f, -11), 2.0f)),
+      0x3c01);
   EXPECT_EQ(aclFloatToFloat16(65504.0f), 0x7bff);
   EXPECT_EQ(aclFloatToFloat16(65519.0f), 0x7bff);
   EXPECT_EQ(aclFloatToFloat16(65520.0f), 0x7c00); // ties away to inf
@@ -508,8 +507,7 @@ TEST(AclRuntime, AsyncMemcpyIsOrderedOnTheStream) {
   for (int i = 0; i < 1024; ++i)
     src[i] = i;
   size_t bytes = 1024 * sizeof(int32_t);
-  ASSERT_EQ(aclrtMemsetAsync(mid.data(), bytes, 0, bytes, stream),
-            ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemsetAsync(mid.data(), bytes, 0, bytes, stream), ACL_SUCCESS);
   ASSERT_EQ(aclrtMemcpyAsync(mid.data(), bytes, src.data(), bytes,
                              ACL_MEMCPY_HOST_TO_DEVICE, stream),
             ACL_SUCCESS);
@@ -530,10 +528,9 @@ TEST(AclRuntime, UnregisteredOperatorsAreNotImplemented) {
   // common null checks, which hold either way.
   uint64_t ws = 0;
   aclOpExecutor *exec = nullptr;
-  EXPECT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(nullptr, nullptr, nullptr,
-                                                 nullptr, nullptr, nullptr,
-                                                 nullptr, nullptr, false,
-                                                 nullptr, &exec),
+  EXPECT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(
+                nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                nullptr, false, nullptr, &exec),
             ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(recentError(), "aclnnGatherPaKvCacheGetWorkspaceSize: "
                            "workspaceSize must not be null");
@@ -543,13 +540,12 @@ TEST(AclRuntime, UnregisteredOperatorsAreNotImplemented) {
             ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(aclnnScatterPaKvCache(nullptr, 0, nullptr, nullptr),
             ACLNN_ERR_PARAM_NULLPTR);
-  EXPECT_EQ(recentError(),
-            "aclnnScatterPaKvCache: executor must not be null");
+  EXPECT_EQ(recentError(), "aclnnScatterPaKvCache: executor must not be null");
 
   if (!runtime::OpRegistry<aclnn::NsaCompressWithCacheArgs>::get()) {
     EXPECT_EQ(aclnnNsaCompressWithCacheGetWorkspaceSize(
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0,
-                  0, 0, nullptr, &ws, &exec),
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 0,
+                  0, nullptr, &ws, &exec),
               ACLNN_ERR_INNER);
     EXPECT_EQ(exec, nullptr);
     EXPECT_EQ(recentError(), "aclnnNsaCompressWithCacheGetWorkspaceSize: "
@@ -557,21 +553,19 @@ TEST(AclRuntime, UnregisteredOperatorsAreNotImplemented) {
   }
   if (!runtime::OpRegistry<aclnn::IncreFlashAttentionV4Args>::get()) {
     EXPECT_EQ(aclnnIncreFlashAttentionV4GetWorkspaceSize(
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr, 1, 1.0, nullptr, 1, 0, 0,
-                  nullptr, &ws, &exec),
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, 1, 1.0, nullptr, 1, 0, 0, nullptr, &ws, &exec),
               ACLNN_ERR_INNER);
   }
-  if (!runtime::OpRegistry<aclnn::FlashAttentionUnpaddingScoreGradV5Args>::
-          get()) {
+  if (!runtime::OpRegistry<
+          aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get()) {
     EXPECT_EQ(aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, 1.0, 1.0, 0, 0, 1, nullptr, 0, 0, 1,
-                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, &ws, &exec),
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1.0,
+                  1.0, 0, 0, 1, nullptr, 0, 0, 1, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr, nullptr, nullptr, &ws, &exec),
               ACLNN_ERR_INNER);
   }
 }
@@ -587,10 +581,10 @@ struct DestructionTracker {
 /// A fake GatherPaKvCache: keyRef[i] = keyCache[i] + 1 over all elements.
 Status fakeGatherPrepare(const aclnn::GatherPaKvCacheArgs &args,
                          runtime::Executor &executor) {
-  if (!args.keyCache)
-    return Status::error(ACLNN_ERR_PARAM_NULLPTR, "keyCache is null");
-  if (!args.keyRef)
-    return Status::error(ACLNN_ERR_PARAM_NULLPTR, "keyRef is null");
+  if (Status s = runtime::requireNonNull(
+          {{"keyCache", args.keyCache}, {"keyRef", args.keyRef}});
+      !s)
+    return s;
   if (args.keyCache->dtype != DataType::Float)
     return Status::error(ACLNN_ERR_PARAM_INVALID,
                          "keyCache: dtype must be FLOAT, got ",
@@ -600,16 +594,16 @@ Status fakeGatherPrepare(const aclnn::GatherPaKvCacheArgs &args,
   runtime::TensorView out = *args.keyRef;
   auto tracker = std::make_shared<DestructionTracker>();
   bool failAtRun = args.isSeqLensCumsum;
-  executor.setLaunch([in, out, tracker,
-                      failAtRun](const runtime::LaunchContext &ctx) {
-    if (failAtRun)
-      return Status::error(ACLNN_ERR_RUNTIME_ERROR, "injected failure");
-    if (!ctx.workspace || ctx.workspaceSize < 256)
-      return Status::error(ACLNN_ERR_RUNTIME_ERROR, "no workspace");
-    for (int64_t i = 0; i < in.numel(); ++i)
-      out.as<float>()[i] += in.as<float>()[i] + 1.0f;
-    return Status::ok();
-  });
+  executor.setLaunch(
+      [in, out, tracker, failAtRun](const runtime::LaunchContext &ctx) {
+        if (failAtRun)
+          return Status::error(ACLNN_ERR_RUNTIME_ERROR, "injected failure");
+        if (!ctx.workspace || ctx.workspaceSize < 256)
+          return Status::error(ACLNN_ERR_RUNTIME_ERROR, "no workspace");
+        for (int64_t i = 0; i < in.numel(); ++i)
+          out.as<float>()[i] += in.as<float>()[i] + 1.0f;
+        return Status::ok();
+      });
   return Status::ok();
 }
 
@@ -632,8 +626,8 @@ TEST(AclRuntime, TwoPhaseCallRunsTheRegisteredOperator) {
   std::vector<float> a(32), b(32, 0.0f);
   for (int i = 0; i < 32; ++i)
     a[i] = static_cast<float>(i);
-  aclTensor *in = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0,
-                                  ACL_FORMAT_ND, dims, 2, a.data());
+  aclTensor *in = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND,
+                                  dims, 2, a.data());
   aclTensor *out = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0,
                                    ACL_FORMAT_ND, dims, 2, b.data());
   aclrtStream stream = nullptr;
@@ -646,27 +640,24 @@ TEST(AclRuntime, TwoPhaseCallRunsTheRegisteredOperator) {
   uint64_t ws = 0;
   aclOpExecutor *exec = nullptr;
   EXPECT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(nullptr, nullptr, nullptr,
-                                                 nullptr, out, nullptr,
-                                                 nullptr, nullptr, false, &ws,
-                                                 &exec),
+                                                 nullptr, out, nullptr, nullptr,
+                                                 nullptr, false, &ws, &exec),
             ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(exec, nullptr);
   EXPECT_EQ(recentError(),
-            "aclnnGatherPaKvCacheGetWorkspaceSize: keyCache is null");
+            "aclnnGatherPaKvCacheGetWorkspaceSize: keyCache must not be null");
 
   // Phase 1 + phase 2 on a stream, twice, with the tensors destroyed before
   // the work runs.
   int destroyedBefore = closuresDestroyed.load();
   for (int round = 0; round < 2; ++round) {
-    ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr,
-                                                   nullptr, out, nullptr,
-                                                   nullptr, nullptr, false,
-                                                   &ws, &exec),
+    ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(
+                  in, nullptr, nullptr, nullptr, out, nullptr, nullptr, nullptr,
+                  false, &ws, &exec),
               ACLNN_SUCCESS);
     EXPECT_EQ(ws, 256u);
     ASSERT_NE(exec, nullptr);
-    ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, stream),
-              ACLNN_SUCCESS);
+    ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, stream), ACLNN_SUCCESS);
   }
   aclDestroyTensor(in);
   aclDestroyTensor(out);
@@ -677,14 +668,13 @@ TEST(AclRuntime, TwoPhaseCallRunsTheRegisteredOperator) {
 
   in = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 2,
                        a.data());
-  out = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims,
-                        2, b.data());
+  out = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 2,
+                        b.data());
 
   // Phase-2 argument checks.
-  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr,
-                                                 nullptr, out, nullptr,
-                                                 nullptr, nullptr, false, &ws,
-                                                 &exec),
+  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr, nullptr,
+                                                 out, nullptr, nullptr, nullptr,
+                                                 false, &ws, &exec),
             ACLNN_SUCCESS);
   EXPECT_EQ(aclnnGatherPaKvCache(nullptr, ws, exec, stream),
             ACLNN_ERR_PARAM_NULLPTR);
@@ -701,24 +691,21 @@ TEST(AclRuntime, TwoPhaseCallRunsTheRegisteredOperator) {
             ACLNN_ERR_PARAM_INVALID);
   // The default stream runs at once.
   std::fill(b.begin(), b.end(), 0.0f);
-  ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, nullptr),
-            ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(b[5], 6.0f);
 
   // A failing launch: returned at once on the default stream, reported by
   // synchronize on a stream.
-  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr,
-                                                 nullptr, out, nullptr,
-                                                 nullptr, nullptr, true, &ws,
-                                                 &exec),
+  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr, nullptr,
+                                                 out, nullptr, nullptr, nullptr,
+                                                 true, &ws, &exec),
             ACLNN_SUCCESS);
   EXPECT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, nullptr),
             ACLNN_ERR_RUNTIME_ERROR);
   EXPECT_EQ(recentError(), "aclnnGatherPaKvCache: injected failure");
-  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr,
-                                                 nullptr, out, nullptr,
-                                                 nullptr, nullptr, true, &ws,
-                                                 &exec),
+  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr, nullptr,
+                                                 out, nullptr, nullptr, nullptr,
+                                                 true, &ws, &exec),
             ACLNN_SUCCESS);
   EXPECT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, stream), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream), ACLNN_ERR_RUNTIME_ERROR);
@@ -726,16 +713,14 @@ TEST(AclRuntime, TwoPhaseCallRunsTheRegisteredOperator) {
             "aclrtSynchronizeStream: aclnnGatherPaKvCache: injected failure");
 
   // A repeatable executor runs any number of times until destroyed.
-  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr,
-                                                 nullptr, out, nullptr,
-                                                 nullptr, nullptr, false, &ws,
-                                                 &exec),
+  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(in, nullptr, nullptr, nullptr,
+                                                 out, nullptr, nullptr, nullptr,
+                                                 false, &ws, &exec),
             ACLNN_SUCCESS);
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
   std::fill(b.begin(), b.end(), 0.0f);
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, stream),
-              ACLNN_SUCCESS);
+    ASSERT_EQ(aclnnGatherPaKvCache(workspace, ws, exec, stream), ACLNN_SUCCESS);
   ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
   EXPECT_EQ(b[5], 18.0f);
   EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);

@@ -1,0 +1,172 @@
+//===- CacheTest.cpp - Tiling keys and the in-process kernel cache --------===//
+#include "jit/Compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+using namespace tilejit;
+using namespace tilejit::jit;
+
+namespace {
+
+TilingKey::Fields baseFields() {
+  TilingKey::Fields f;
+  f.kernel = "softmax";
+  f.sourceHash = 0x1234;
+  f.params = {{"T", "f16"}, {"BN", "1024"}};
+  f.level = "avx512";
+  f.cpu = "znver4";
+  f.features = "+avx512f";
+  f.tilejitVersion = "0.1.0";
+  f.llvmVersion = "19.1.7";
+  f.optLevel = 3;
+  return f;
+}
+
+const char *kScale = R"(
+kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cdiv(N, BN)) {
+  let i = program_id(0) * BN;
+  store(y, [i], cast<T>(cast<f32>(load(x, [i], [BN])) * a));
+}
+)";
+
+} // namespace
+
+TEST(TilingKey, PrintsReadablyAndSortsParameters) {
+  TilingKey k(baseFields());
+  EXPECT_EQ(k.str(), "softmax[BN=1024,T=f16]@avx512.O3");
+  EXPECT_NE(k.canonical().find("llvm:6:19.1.7;"), std::string::npos);
+  EXPECT_EQ(k.symbolStem().size(), 3u + 16u);
+  TilingKey same(baseFields());
+  EXPECT_EQ(k, same);
+  EXPECT_EQ(k.hash(), same.hash());
+  EXPECT_EQ(std::hash<TilingKey>()(k), std::hash<TilingKey>()(same));
+}
+
+TEST(TilingKey, EveryFieldChangesTheKey) {
+  std::vector<std::function<void(TilingKey::Fields &)>> edits = {
+      [](auto &f) { f.kernel = "softmax2"; },
+      [](auto &f) { f.sourceHash ^= 1; },
+      [](auto &f) { f.params[0].second = "bf16"; },
+      [](auto &f) { f.params[1].second = "512"; },
+      [](auto &f) { f.params.push_back({"CAUSAL", "true"}); },
+      [](auto &f) { f.level = "avx2"; },
+      [](auto &f) { f.cpu = "haswell"; },
+      [](auto &f) { f.features = "+avx2"; },
+      [](auto &f) { f.tilejitVersion = "0.1.1"; },
+      [](auto &f) { f.llvmVersion = "19.1.8"; },
+      [](auto &f) { f.optLevel = 2; },
+  };
+  TilingKey base(baseFields());
+  std::set<uint64_t> hashes{base.hash()};
+  for (auto &edit : edits) {
+    TilingKey::Fields f = baseFields();
+    edit(f);
+    TilingKey k(f);
+    EXPECT_NE(k, base) << k.canonical();
+    EXPECT_NE(k.canonical(), base.canonical());
+    hashes.insert(k.hash());
+  }
+  EXPECT_EQ(hashes.size(), edits.size() + 1) << "hash collision between fields";
+}
+
+TEST(KernelCache, HitReturnsTheSameKernelWithoutCompiling) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("cache_hit.tile", kScale);
+  auto first = c.get(src, "scale", {{"T", "f32"}, {"BN", "48"}});
+  ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
+  EXPECT_TRUE(first->compiled);
+  CacheStats before = c.stats();
+  auto second = c.get(src, "scale", {{"BN", "48"}, {"T", "f32"}}); // order-insensitive
+  ASSERT_TRUE(static_cast<bool>(second));
+  EXPECT_FALSE(second->compiled);
+  EXPECT_EQ(second->kernel.get(), first->kernel.get());
+  CacheStats after = c.stats();
+  EXPECT_EQ(after.compiles, before.compiles);
+  EXPECT_EQ(after.memoryHits, before.memoryHits + 1);
+  // Another specialisation is another kernel.
+  auto other = c.get(src, "scale", {{"T", "f16"}, {"BN", "48"}});
+  ASSERT_TRUE(static_cast<bool>(other));
+  EXPECT_TRUE(other->compiled);
+  EXPECT_NE(other->kernel->key(), first->kernel->key());
+}
+
+TEST(KernelCache, EightThreadsCompileOneNewKeyOnce) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("cache_race.tile", kScale);
+  CacheStats before = c.stats();
+  std::vector<std::thread> threads;
+  std::atomic<int> compiledCount{0}, ok{0};
+  std::vector<const CompiledKernel *> seen(8);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      auto k = c.get(src, "scale", {{"T", "f16"}, {"BN", "112"}});
+      if (!k) {
+        llvm::consumeError(k.takeError());
+        return;
+      }
+      ++ok;
+      compiledCount += k->compiled;
+      seen[t] = k->kernel.get();
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_EQ(compiledCount.load(), 1);
+  EXPECT_EQ(c.stats().compiles, before.compiles + 1);
+  for (int t = 1; t < 8; ++t)
+    EXPECT_EQ(seen[t], seen[0]);
+}
+
+TEST(KernelCache, DslErrorsCarryLocationsAndAreNotCached) {
+  Compiler &c = Compiler::instance();
+  KernelSource bad("broken.tile", "kernel k(x: gm<f32>[N]) grid(N) {\n  let a = nope;\n}\n");
+  for (int i = 0; i < 2; ++i) {
+    auto k = c.get(bad, "k", {});
+    ASSERT_FALSE(static_cast<bool>(k));
+    std::string msg = llvm::toString(k.takeError());
+    EXPECT_NE(msg.find("broken.tile:2:11: error: use of undeclared name 'nope'"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("^"), std::string::npos) << msg;
+  }
+}
+
+TEST(KernelCache, LaunchChecksShapeConstraints) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("constraint.tile", kScale);
+  auto k = c.get(src, "scale", {{"T", "f32"}});
+  ASSERT_TRUE(static_cast<bool>(k));
+  std::vector<float> x(100, 2.0f), y(99, 0.0f);
+  rt::ArgPack args;
+  args.tensor(x.data(), {100}).tensor(y.data(), {99}).f32(3.0f);
+  llvm::Error err = k->kernel->launch(args);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_EQ(llvm::toString(std::move(err)), "y: size of axis 0 must equal N (size of x axis 0)");
+  EXPECT_EQ(y[0], 0.0f) << "nothing may run when a constraint fails";
+  rt::ArgPack good;
+  std::vector<float> y2(100, 0.0f);
+  good.tensor(x.data(), {100}).tensor(y2.data(), {100}).f32(3.0f);
+  ASSERT_FALSE(static_cast<bool>(k->kernel->launch(good)));
+  for (float v : y2)
+    EXPECT_EQ(v, 6.0f);
+}
+
+TEST(KernelCache, EmitReturnsEachStage) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("emit.tile", kScale);
+  Specialization spec{{"T", "f16"}};
+  auto tile = c.emit(src, "scale", spec, DumpStage::TileOpt);
+  ASSERT_TRUE(static_cast<bool>(tile));
+  EXPECT_NE(tile->find("fused"), std::string::npos);
+  auto ll = c.emit(src, "scale", spec, DumpStage::Llvm);
+  ASSERT_TRUE(static_cast<bool>(ll));
+  std::string lanes = c.vectorLanes() == 16 ? "<16 x float>" : "<8 x float>";
+  EXPECT_NE(ll->find(lanes), std::string::npos);
+  auto as = c.emit(src, "scale", spec, DumpStage::Asm);
+  ASSERT_TRUE(static_cast<bool>(as));
+  EXPECT_NE(as->find("vcvtph2ps"), std::string::npos) << "f16 loads go through F16C";
+}
