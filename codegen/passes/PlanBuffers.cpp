@@ -128,9 +128,18 @@ private:
   void collectUses(Block &b) {
     for (auto &opPtr : b.ops()) {
       Op &op = *opPtr;
-      for (Value *v : op.operands())
-        if (v->type().isTile())
+      for (unsigned i = 0; i < op.numOperands(); ++i) {
+        Value *v = op.operand(i);
+        if (!v->type().isTile())
+          continue;
+        // A for's initial values are copied in before the first iteration.
+        if (op.kind() == OpKind::For && i >= 3)
+          uses_[v].push_back(std::max(range_[&op].first, useEnd(v, op) == range_[&op].second
+                                                             ? range_[&op].first
+                                                             : useEnd(v, op)));
+        else
           uses_[v].push_back(useEnd(v, op));
+      }
       if (op.kind() != OpKind::Fused)
         for (unsigned bi = 0; bi < op.numBlocks(); ++bi)
           collectUses(*op.block(bi));
