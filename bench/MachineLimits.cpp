@@ -1,0 +1,120 @@
+//===- MachineLimits.cpp - The machine's own limits, measured in the run --===//
+#include "MachineLimits.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace tilejit::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename F> double bestSeconds(F &&f, int reps = 5) {
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    auto t = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return best;
+}
+
+__attribute__((target("avx512f,fma"))) double fmaAvx512(long iters) {
+  __m512 acc[12];
+  for (auto &a : acc)
+    a = _mm512_set1_ps(1.0f);
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  for (long i = 0; i < iters; ++i)
+    for (auto &a : acc)
+      a = _mm512_fmadd_ps(a, m, c);
+  __m512 s = acc[0];
+  for (int i = 1; i < 12; ++i)
+    s = _mm512_add_ps(s, acc[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma"))) double fmaAvx2(long iters) {
+  __m256 acc[12];
+  for (auto &a : acc)
+    a = _mm256_set1_ps(1.0f);
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+  for (long i = 0; i < iters; ++i)
+    for (auto &a : acc)
+      a = _mm256_fmadd_ps(a, m, c);
+  float out[8];
+  __m256 s = acc[0];
+  for (int i = 1; i < 12; ++i)
+    s = _mm256_add_ps(s, acc[i]);
+  _mm256_storeu_ps(out, s);
+  return out[0];
+}
+
+volatile double sink;
+
+} // namespace
+
+double fmaPeakGflops() {
+  const long iters = 20'000'000;
+  bool wide = __builtin_cpu_supports("avx512f");
+  int lanes = wide ? 16 : 8;
+  double s = bestSeconds([&] { sink = wide ? fmaAvx512(iters) : fmaAvx2(iters); }, 3);
+  return 12.0 * iters * lanes * 2 / s / 1e9;
+}
+
+/// Sums `n` floats with four independent AVX2 accumulators (load-bound).
+__attribute__((target("avx2"))) static float sumAvx2(const float *p, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
+    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+  }
+  float out[8];
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float s = 0;
+  for (float v : out)
+    s += v;
+  for (; i < n; ++i)
+    s += p[i];
+  return s;
+}
+
+double readBandwidthGBs(size_t bytes, int threads) {
+  size_t n = bytes / sizeof(float);
+  std::vector<float> buf(n, 1.0f);
+  double s = bestSeconds([&] {
+    double total = 0;
+#pragma omp parallel reduction(+ : total) num_threads(threads)
+    {
+      int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
+      total += sumAvx2(buf.data() + begin, end - begin);
+    }
+    sink = total;
+  });
+  return bytes / s / 1e9;
+}
+
+double copyBandwidthGBs(size_t bytes, int threads) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double s = bestSeconds([&] {
+#pragma omp parallel num_threads(threads)
+    {
+      int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      size_t chunk = bytes / nt, begin = t * chunk, end = t == nt - 1 ? bytes : begin + chunk;
+      std::memcpy(b.data() + begin, a.data() + begin, end - begin);
+    }
+  });
+  return 2.0 * bytes / s / 1e9;
+}
+
+} // namespace tilejit::bench

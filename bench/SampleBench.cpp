@@ -1,0 +1,163 @@
+//===- SampleBench.cpp - Sample kernels against their twins and the machine ===//
+//
+// Each generated kernel is timed next to its hand-written twin; counters give
+// GFLOP/s or GB/s, the ratio to the machine's limit measured in this run
+// (FMA peak, read bandwidth at the kernel's working-set size) and
+// `vs_handwritten` = twin time / generated time (> 1: generated is faster).
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+
+#include "ops/samples/Samples.h"
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using ops::DType;
+
+namespace {
+
+std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed) {
+  std::vector<unsigned char> buf(n * ops::dtypeSize(t));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-2, 2);
+  for (int64_t i = 0; i < n; ++i)
+    ops::storeFromDouble(t, buf.data(), i, dist(rng));
+  return buf;
+}
+
+template <typename F> double medianSeconds(F &&f, int reps = 9) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto s = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double fmaPeak() {
+  static const double peak = bench::fmaPeakGflops();
+  return peak;
+}
+
+void check(llvm::Expected<jit::KernelRef> k, benchmark::State &state) {
+  if (!k)
+    state.SkipWithError(llvm::toString(k.takeError()).c_str());
+}
+
+/// C = A·Bᵀ on one core, L2-resident: M = N = 128, K = 512 (f32: 576 KiB).
+void BM_MatmulSingleCore(benchmark::State &state) {
+  DType t = static_cast<DType>(state.range(0));
+  const int64_t m = 128, n = 128, k = 512;
+  auto a = randomBuffer(t, m * k, 1), b = randomBuffer(t, n * k, 2);
+  std::vector<float> c(m * n);
+  jit::Compiler &jc = jit::Compiler::instance();
+  check(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1), state);
+  for (auto _ : state)
+    llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
+  double flops = 2.0 * m * n * k;
+  double gen = medianSeconds([&] {
+    llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
+  });
+  double twin = medianSeconds([&] { ops::matmulHandwritten(t, a.data(), b.data(), c.data(), m, n, k, 1); });
+  state.counters["GFLOPs"] = flops / gen / 1e9;
+  state.counters["fma_peak_GFLOPs"] = fmaPeak();
+  state.counters["of_peak"] = flops / gen / 1e9 / fmaPeak();
+  state.counters["handwritten_GFLOPs"] = flops / twin / 1e9;
+  state.counters["vs_handwritten"] = twin / gen;
+  state.SetLabel(ops::dtypeName(t));
+}
+BENCHMARK(BM_MatmulSingleCore)->Arg(int(DType::F32))->Arg(int(DType::F16))->Arg(int(DType::BF16))
+    ->Unit(benchmark::kMicrosecond);
+
+/// Row softmax, all cores: 8192 x 1024 f16 (16 MiB in, 16 MiB out).
+void BM_Softmax(benchmark::State &state) {
+  DType t = DType::F16;
+  const int64_t m = 8192, n = 1024;
+  auto x = randomBuffer(t, m * n, 3);
+  std::vector<unsigned char> y(x.size());
+  jit::Compiler &jc = jit::Compiler::instance();
+  check(ops::runSoftmax(jc, t, x.data(), y.data(), m, n), state);
+  for (auto _ : state)
+    llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
+  double bytes = 2.0 * x.size();
+  double gen = medianSeconds([&] {
+    llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
+  });
+  double twin = medianSeconds([&] { ops::softmaxHandwritten(t, x.data(), y.data(), m, n); });
+  double bw = bench::readBandwidthGBs(x.size(), omp_get_max_threads());
+  state.counters["GBs"] = bytes / gen / 1e9;
+  state.counters["read_bw_GBs"] = bw;
+  state.counters["of_read_bw"] = bytes / gen / 1e9 / bw;
+  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+}
+BENCHMARK(BM_Softmax)->Unit(benchmark::kMicrosecond);
+
+/// y = a*x + b*y, all cores: 32M f16 elements (64 MiB per tensor).
+void BM_Axpby(benchmark::State &state) {
+  DType t = DType::F16;
+  const int64_t n = int64_t(1) << 25;
+  auto x = randomBuffer(t, n, 4), y = randomBuffer(t, n, 5);
+  jit::Compiler &jc = jit::Compiler::instance();
+  check(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f), state);
+  for (auto _ : state)
+    llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
+  double bytes = 3.0 * x.size();
+  double gen = medianSeconds([&] {
+    llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
+  });
+  double twin = medianSeconds([&] { ops::axpbyHandwritten(t, x.data(), y.data(), n, 1.0f, 0.5f); });
+  double copy = bench::copyBandwidthGBs(x.size(), omp_get_max_threads());
+  state.counters["GBs"] = bytes / gen / 1e9;
+  state.counters["copy_bw_GBs"] = copy;
+  state.counters["of_copy_bw"] = bytes / gen / 1e9 / copy;
+  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+}
+BENCHMARK(BM_Axpby)->Unit(benchmark::kMicrosecond);
+
+/// Flash-attention forward, all cores: B=1, 32 heads over 8 KV heads,
+/// 512 queries x 2048 keys, D=128, f16, causal.
+void BM_FlashAttention(benchmark::State &state) {
+  DType t = DType::F16;
+  ops::AttentionShape s;
+  s.batch = 1;
+  s.heads = 32;
+  s.kvHeads = 8;
+  s.queries = 512;
+  s.keys = 2048;
+  s.dim = 128;
+  s.causal = true;
+  int64_t qn = s.batch * s.heads * s.queries * s.dim, kn = s.batch * s.kvHeads * s.keys * s.dim;
+  auto q = randomBuffer(t, qn, 6), k = randomBuffer(t, kn, 7), v = randomBuffer(t, kn, 8);
+  std::vector<unsigned char> o(q.size());
+  jit::Compiler &jc = jit::Compiler::instance();
+  check(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()), state);
+  for (auto _ : state)
+    llvm::consumeError(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()).takeError());
+  // Causal: about half of the S x L score matrix is computed.
+  double flops = 4.0 * s.batch * s.heads * s.queries * s.keys * s.dim *
+                 (1.0 - 0.5 * s.queries / s.keys);
+  double gen = medianSeconds([&] {
+    llvm::consumeError(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()).takeError());
+  }, 3);
+  double twin = medianSeconds([&] {
+    ops::attentionHandwritten(t, s, q.data(), k.data(), v.data(), o.data());
+  }, 3);
+  int cores = omp_get_max_threads();
+  state.counters["GFLOPs"] = flops / gen / 1e9;
+  state.counters["of_peak_all_cores"] = flops / gen / 1e9 / (fmaPeak() * cores);
+  state.counters["vs_handwritten"] = twin / gen;
+}
+BENCHMARK(BM_FlashAttention)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+} // namespace

@@ -1,0 +1,179 @@
+//===- IRVerifierTest.cpp - What the Tile IR verifier rejects -------------===//
+#include "dsl/ir/IRParser.h"
+#include "dsl/ir/Printer.h"
+#include "dsl/ir/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilejit;
+
+namespace {
+
+/// A kernel with tensor %t, scalar %n and the given body ops.
+std::string kernelWith(const std::string &body, const std::string &header = "") {
+  return "kernel @k(%t: tensor<f32, 2>, %n: i64) {\n" + header +
+         "  grid {\n    %0 = dim %t {axis = 0} : i64\n    yield %0\n  }\n"
+         "  body {\n" +
+         body + "  }\n}\n";
+}
+
+/// Parses and verifies; returns "ok", or the first error as "line:message".
+std::string verifyText(const std::string &text, bool requirePlanned = false) {
+  DiagnosticEngine diags;
+  auto m = ir::parseModule(diags, diags.addBuffer("v.tir", text));
+  if (!m)
+    return "parse error: " + diags.renderAll();
+  ir::VerifyOptions o;
+  o.requirePlanned = requirePlanned;
+  if (ir::verify(*m->kernels.at(0), diags, o))
+    return "ok";
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error)
+      return std::to_string(d.loc.line) + ":" + d.message;
+  return "failed without an error";
+}
+
+} // namespace
+
+TEST(IRVerifier, AcceptsALegalKernel) {
+  EXPECT_EQ(verifyText(kernelWith(
+                "    %1 = program_id {axis = 0} : i64\n"
+                "    %2 = const {value = 0} : i64\n"
+                "    %3 = load %t, %1, %2 : tile<f32, 8>\n"
+                "    %4 = exp %3 : tile<f32, 8>\n"
+                "    store %t, %1, %2, %4\n")),
+            "ok");
+}
+
+TEST(IRVerifier, RejectsWrongOperandCounts) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = add %1 : f32\n")),
+            "8:invalid 'add': has 1 operands, expected 2");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = program_id {axis = 0} : i64\n"
+                                  "    %2 = load %t, %1 : tile<f32, 8>\n")),
+            "8:invalid 'load': has 2 operands, expected 3");
+}
+
+TEST(IRVerifier, RejectsTypeMismatches) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = const {value = 1} : i32\n"
+                                  "    %3 = add %1, %2 : f32\n")),
+            "9:invalid 'add': operand element kind differs from the result's");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 4>\n"
+                                  "    %3 = splat %1 : tile<f32, 8>\n"
+                                  "    %4 = mul %2, %3 : tile<f32, 8>\n")),
+            "10:invalid 'mul': operand tile<f32, 4> does not have the result's "
+            "shape tile<f32, 8>");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f16\n"
+                                  "    %2 = add %1, %1 : f16\n")),
+            "8:invalid 'add': arithmetic on f16/bf16 (storage kinds)");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 4, 3>\n"
+                                  "    %3 = broadcast %2 : tile<f32, 4, 8>\n")),
+            "9:invalid 'broadcast': cannot broadcast tile<f32, 4, 3> to "
+            "tile<f32, 4, 8>");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 4, 8>\n"
+                                  "    %3 = splat %1 : tile<f32, 4, 4>\n"
+                                  "    %4 = mma %2, %2, %3 : tile<f32, 4, 4>\n")),
+            "10:invalid 'mma': shapes do not form an M x K by K x N product");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : i32\n"
+                                  "    %2 = const {value = 1} : i32\n"
+                                  "    %3 = bitcast %1 : i16\n")),
+            "9:invalid 'bitcast': bitcast between kinds of different widths");
+}
+
+TEST(IRVerifier, RejectsUseOutsideTheDefiningBlock) {
+  // %3 is defined inside the loop and used after it: not dominated.
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    for %1, %n, %1 {\n"
+                                  "    ^(%2: i64):\n"
+                                  "      %3 = add %2, %2 : i64\n"
+                                  "      yield\n"
+                                  "    }\n"
+                                  "    %4 = add %3, %3 : i64\n")),
+            "13:invalid 'add': uses a value that is not defined before it");
+}
+
+TEST(IRVerifier, RequiresTerminators) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    for %1, %n, %1 {\n"
+                                  "    ^(%2: i64):\n"
+                                  "      %3 = add %2, %2 : i64\n"
+                                  "    }\n")),
+            "8:invalid IR: the for block must end in 'yield'");
+  EXPECT_EQ(verifyText("kernel @k() {\n  grid {\n  }\n  body {\n  }\n}\n"),
+            "1:invalid IR: the grid block must end in 'yield'");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    yield %1\n"
+                                  "    %2 = const {value = 0} : i64\n")),
+            "8:invalid 'yield': yield must be the last op of its block");
+}
+
+TEST(IRVerifier, ChecksLoopsAndBranches) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = const {value = 0} : f32\n"
+                                  "    %3 = for %1, %n, %1, %2 : i64 {\n"
+                                  "    ^(%4: i64, %5: f32):\n"
+                                  "      yield %5\n"
+                                  "    }\n")),
+            "9:invalid 'for': iteration value types must match");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = if %1 : i64 {\n"
+                                  "      yield %1\n"
+                                  "    } else {\n"
+                                  "      yield %1\n"
+                                  "    }\n")),
+            "8:invalid 'if': needs an i1 condition and two blocks");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : i1\n"
+                                  "    %2 = if %1 : i1 {\n"
+                                  "      yield %1\n"
+                                  "    } else {\n"
+                                  "      yield\n"
+                                  "    }\n")),
+            "12:invalid 'yield': yields the wrong number of values");
+}
+
+TEST(IRVerifier, ChecksFusedBodies) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8>\n"
+                                  "    %3 = fused %2 : tile<f32, 8> {\n"
+                                  "    ^(%4: f32):\n"
+                                  "      %5 = splat %4 : tile<f32, 8>\n"
+                                  "      yield %4\n"
+                                  "    }\n")),
+            "12:invalid 'splat': only elementwise ops and constants may appear "
+            "in a fused body");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8>\n"
+                                  "    %3 = fused %2 : tile<f32, 8> {\n"
+                                  "    ^(%4: i32):\n"
+                                  "      yield %4\n"
+                                  "    }\n")),
+            "10:invalid 'fused': body argument kinds must be the inputs' "
+            "element kinds");
+  // A fused body sees only its own arguments.
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8>\n"
+                                  "    %3 = fused %2 : tile<f32, 8> {\n"
+                                  "    ^(%4: f32):\n"
+                                  "      %5 = add %4, %1 : f32\n"
+                                  "      yield %5\n"
+                                  "    }\n")),
+            "12:invalid 'add': uses a value that is not defined before it");
+}
+
+TEST(IRVerifier, RequirePlannedWantsEveryTileBuffered) {
+  std::string body = "    %1 = const {value = 1} : f32\n"
+                     "    %2 = splat %1 : tile<f32, 8>\n";
+  EXPECT_EQ(verifyText(kernelWith(body), true),
+            "1:invalid IR: buffers are not planned");
+  EXPECT_EQ(verifyText(kernelWith(body, "  scratch 64\n"), true),
+            "10:invalid 'splat': tile result has no planned buffer");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8> buf(0)\n",
+                                  "  scratch 64\n"),
+                       true),
+            "ok");
+}
