@@ -109,7 +109,7 @@ llvm::Expected<std::unique_ptr<KernelJIT>> KernelJIT::create(const TargetChoice 
   jtmb.setCPU(t.info.cpu);
   llvm::SubtargetFeatures features(t.info.features);
   jtmb.addFeatures(features.getFeatures());
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
   if (!jit)
     return jit.takeError();
@@ -123,7 +123,7 @@ KernelJIT::makeTargetMachine() const {
   jtmb.setCPU(target_.info.cpu);
   llvm::SubtargetFeatures features(target_.info.features);
   jtmb.addFeatures(features.getFeatures());
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
   return jtmb.createTargetMachine();
 }
 

@@ -14,7 +14,9 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions pto;
-  pto.LoopUnrolling = optLevel >= 2;
+  // The generated loops are already blocked for registers; unrolling them
+  // again mostly grows the code (and compile time).
+  pto.LoopUnrolling = false;
   pto.LoopVectorization = false; // the code is explicitly vectorised already
   pto.SLPVectorization = false;
   llvm::PassBuilder pb(&tm, pto);

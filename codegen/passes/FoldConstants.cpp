@@ -4,6 +4,7 @@
 #include "dsl/ir/Walk.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace tilejit::passes {
@@ -75,8 +76,60 @@ std::optional<int64_t> foldInt(const Op &op, ScalarKind k) {
   case OpKind::Neg: return wrap(int64_t(0 - ux(0)), k);
   case OpKind::Abs: return wrap(x[0] < 0 ? int64_t(0 - ux(0)) : x[0], k);
   case OpKind::Select: return x[0] ? x[1] : x[2];
+  case OpKind::Shl:
+  case OpKind::Shr: {
+    unsigned bits = bitWidth(k);
+    unsigned amount = static_cast<unsigned>(ux(1) % bits);
+    if (op.kind() == OpKind::Shl)
+      return wrap(int64_t(ux(0) << amount), k);
+    if (!u)
+      return wrap(x[0] >> amount, k);
+    uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    return wrap(int64_t((ux(0) & mask) >> amount), k);
+  }
   default: return std::nullopt;
   }
+}
+
+/// `cast` between f32 and the integer kinds (IR.h: float->int rounds toward
+/// zero and saturates, NaN -> 0; int->float rounds to nearest even).
+std::optional<std::pair<int64_t, double>> foldFloatCast(const Op &op) {
+  ScalarKind to = op.result()->type().elem();
+  ScalarKind from = op.operand(0)->type().elem();
+  if (from == ScalarKind::F32 && isInteger(to)) {
+    auto c = floatConstant(op.operand(0));
+    if (!c)
+      return std::nullopt;
+    float f = static_cast<float>(*c);
+    unsigned bits = bitWidth(to);
+    double lo = isSigned(to) ? -std::ldexp(1.0, bits - 1) : 0.0;
+    double hi = isSigned(to) ? std::ldexp(1.0, bits - 1) - 1
+                             : std::ldexp(1.0, bits) - 1;
+    if (std::isnan(f))
+      return std::make_pair(int64_t(0), 0.0);
+    double t = std::trunc(static_cast<double>(f));
+    if (t <= lo)
+      return std::make_pair(wrap(static_cast<int64_t>(lo), to), 0.0);
+    if (t >= hi)
+      return std::make_pair(
+          bits >= 64 ? INT64_MAX : wrap(static_cast<int64_t>(hi), to), 0.0);
+    return std::make_pair(wrap(static_cast<int64_t>(t), to), 0.0);
+  }
+  if ((isInteger(from) || from == ScalarKind::I1) && to == ScalarKind::F32) {
+    auto c = intConstant(op.operand(0));
+    if (!c)
+      return std::nullopt;
+    int64_t v = wrap(*c, from);
+    float f = isSigned(from) || from == ScalarKind::I1
+                  ? static_cast<float>(v)
+                  : static_cast<float>(static_cast<uint64_t>(v));
+    return std::make_pair(int64_t(0), static_cast<double>(f));
+  }
+  if (from == ScalarKind::F32 && to == ScalarKind::F32) {
+    if (auto c = floatConstant(op.operand(0)))
+      return std::make_pair(int64_t(0), *c);
+  }
+  return std::nullopt;
 }
 
 std::optional<int64_t> foldCmp(const Op &op) {
@@ -122,6 +175,18 @@ std::optional<double> foldFloat(const Op &op) {
   case OpKind::Mul: return x[0] * x[1];
   case OpKind::Div: return x[0] / x[1];
   case OpKind::Neg: return -x[0];
+  case OpKind::Abs: return std::fabs(x[0]);
+  case OpKind::Min:
+  case OpKind::Max:
+    if (std::isnan(x[0]) || std::isnan(x[1]))
+      return std::numeric_limits<float>::quiet_NaN();
+    return op.kind() == OpKind::Min ? std::min(x[0], x[1])
+                                    : std::max(x[0], x[1]);
+  case OpKind::Floor: return std::floor(x[0]);
+  case OpKind::Ceil: return std::ceil(x[0]);
+  case OpKind::Round: return std::nearbyint(x[0]); // half to even
+  case OpKind::Sqrt: return std::sqrt(x[0]);
+  case OpKind::Fma: return std::fma(x[0], x[1], x[2]);
   default: return std::nullopt;
   }
 }
@@ -183,7 +248,20 @@ private:
         continue;
       ScalarKind k = op.result()->type().elem();
       std::unique_ptr<Op> folded;
-      if (op.kind() == OpKind::Cmp) {
+      if (op.kind() == OpKind::Select) {
+        // A constant condition picks an operand, constant or not.
+        if (auto c = intConstant(op.operand(0))) {
+          replaceAllUses(kernel_, op.result(), op.operand(*c ? 1 : 2));
+          b.ops().erase(b.ops().begin() + i);
+          changed = true;
+          --i;
+        }
+        continue;
+      }
+      if (op.kind() == OpKind::Cast && (isFloat(k) || isFloat(op.operand(0)->type().elem()))) {
+        if (auto v = foldFloatCast(op))
+          folded = makeConstant(op, isFloat(k), v->first, v->second);
+      } else if (op.kind() == OpKind::Cmp) {
         if (auto v = foldCmp(op))
           folded = makeConstant(op, false, *v, 0);
       } else if (op.kind() == OpKind::Cast && isInteger(k) &&

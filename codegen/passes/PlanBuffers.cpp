@@ -13,6 +13,7 @@ namespace {
 struct Interval {
   Value *value;
   int64_t start, end, bytes;
+  int64_t seq; ///< definition order, to break ties deterministically
   std::vector<Value *> sharers; ///< values placed at the same offset
 };
 
@@ -28,7 +29,7 @@ public:
     for (auto &[v, def] : defs_) {
       if (shared_.count(v))
         continue; // placed with its owner
-      Interval iv{v, def, std::max(def, lastUse(v)), bytes(v), {}};
+      Interval iv{v, def, std::max(def, lastUse(v)), bytes(v), seq_[v], {}};
       for (Value *s : sharersOf_[v]) {
         iv.end = std::max(iv.end, lastUse(s));
         iv.sharers.push_back(s);
@@ -37,8 +38,11 @@ public:
     }
     std::sort(intervals.begin(), intervals.end(),
               [](const Interval &a, const Interval &b) {
-                return a.start != b.start ? a.start < b.start
-                                          : a.bytes > b.bytes;
+                if (a.start != b.start)
+                  return a.start < b.start;
+                if (a.bytes != b.bytes)
+                  return a.bytes > b.bytes;
+                return a.seq < b.seq;
               });
     struct Placed {
       int64_t offset, bytes, end;
@@ -74,8 +78,10 @@ public:
                        " bytes of local buffers, over its budget of " +
                        std::to_string(budget) + " bytes (declare budget(...) or "
                        "use smaller tiles)");
-      std::sort(intervals.begin(), intervals.end(),
-                [](const Interval &a, const Interval &b) { return a.bytes > b.bytes; });
+      std::stable_sort(intervals.begin(), intervals.end(),
+                       [](const Interval &a, const Interval &b) {
+                         return a.bytes > b.bytes;
+                       });
       for (size_t i = 0; i < intervals.size() && i < 3; ++i) {
         Value *v = intervals[i].value;
         SourceLoc loc = v->definingOp() ? v->definingOp()->loc() : kernel_.loc;
@@ -105,13 +111,13 @@ private:
           Block &inner = *op.block(bi);
           for (unsigned a = 0; a < inner.numArguments(); ++a)
             if (inner.argument(a)->type().isTile())
-              defs_[inner.argument(a)] = start;
+              define(inner.argument(a), start);
           number(inner);
         }
       range_[&op].second = counter_++;
       for (unsigned r = 0; r < op.numResults(); ++r)
         if (op.result(r)->type().isTile()) {
-          defs_[op.result(r)] = start;
+          define(op.result(r), start);
           if (op.kind() == OpKind::For) {
             Value *arg = op.block(0)->argument(1 + r);
             shared_[op.result(r)] = arg;
@@ -176,6 +182,11 @@ private:
     return false;
   }
 
+  void define(Value *v, int64_t at) {
+    defs_[v] = at;
+    seq_[v] = static_cast<int64_t>(seq_.size());
+  }
+
   int64_t lastUse(const Value *v) {
     int64_t m = -1;
     for (int64_t u : uses_[v])
@@ -188,6 +199,7 @@ private:
   int64_t counter_ = 0;
   std::map<const Op *, std::pair<int64_t, int64_t>> range_;
   std::map<Value *, int64_t> defs_;
+  std::map<const Value *, int64_t> seq_;
   std::map<const Value *, std::vector<int64_t>> uses_;
   std::map<Value *, Value *> shared_;
   std::map<Value *, std::vector<Value *>> sharersOf_;

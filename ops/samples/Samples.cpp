@@ -72,7 +72,7 @@ llvm::Expected<jit::KernelRef> launch(jit::Compiler &c, const char *path,
   if (!k)
     return k.takeError();
   if (auto err = k->kernel->launch(args, threads))
-    return std::move(err);
+    return err;
   return k;
 }
 

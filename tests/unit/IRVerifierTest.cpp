@@ -132,7 +132,7 @@ TEST(IRVerifier, ChecksLoopsAndBranches) {
                                   "    } else {\n"
                                   "      yield\n"
                                   "    }\n")),
-            "12:invalid 'yield': yields the wrong number of values");
+            "11:invalid 'yield': yields the wrong number of values");
 }
 
 TEST(IRVerifier, ChecksFusedBodies) {
@@ -143,7 +143,7 @@ TEST(IRVerifier, ChecksFusedBodies) {
                                   "      %5 = splat %4 : tile<f32, 8>\n"
                                   "      yield %4\n"
                                   "    }\n")),
-            "12:invalid 'splat': only elementwise ops and constants may appear "
+            "11:invalid 'splat': only elementwise ops and constants may appear "
             "in a fused body");
   EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
                                   "    %2 = splat %1 : tile<f32, 8>\n"
@@ -151,7 +151,7 @@ TEST(IRVerifier, ChecksFusedBodies) {
                                   "    ^(%4: i32):\n"
                                   "      yield %4\n"
                                   "    }\n")),
-            "10:invalid 'fused': body argument kinds must be the inputs' "
+            "9:invalid 'fused': body argument kinds must be the inputs' "
             "element kinds");
   // A fused body sees only its own arguments.
   EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
@@ -161,7 +161,7 @@ TEST(IRVerifier, ChecksFusedBodies) {
                                   "      %5 = add %4, %1 : f32\n"
                                   "      yield %5\n"
                                   "    }\n")),
-            "12:invalid 'add': uses a value that is not defined before it");
+            "11:invalid 'add': uses a value that is not defined before it");
 }
 
 TEST(IRVerifier, RequirePlannedWantsEveryTileBuffered) {
@@ -170,7 +170,7 @@ TEST(IRVerifier, RequirePlannedWantsEveryTileBuffered) {
   EXPECT_EQ(verifyText(kernelWith(body), true),
             "1:invalid IR: buffers are not planned");
   EXPECT_EQ(verifyText(kernelWith(body, "  scratch 64\n"), true),
-            "10:invalid 'splat': tile result has no planned buffer");
+            "9:invalid 'splat': tile result has no planned buffer");
   EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
                                   "    %2 = splat %1 : tile<f32, 8> buf(0)\n",
                                   "  scratch 64\n"),
