@@ -28,18 +28,43 @@ public:
   }
 
 private:
-  /// Ops of the group rooted at `root`, in definition order.
+  /// Grows the group rooted at `root` to a fixpoint: a producer in the same
+  /// block (an elementwise tile op, a `splat` or a `broadcast`) joins when
+  /// every use of its result is by an op of the group, so diamonds and
+  /// repeated operands (`x * x`) fuse too. Splats and broadcasts are leaves:
+  /// their operands become inputs.
   void collect(Block &b, Op &root, std::set<Op *> &group) {
     group.insert(&root);
-    for (Value *v : root.operands()) {
-      Op *d = v->definingOp();
-      if (!d || d->parentBlock() != &b || group.count(d) || uses_[v] != 1)
-        continue;
-      if (isTileElementwise(*d))
-        collect(b, *d, group);
-      else if (d->kind() == OpKind::Splat || d->kind() == OpKind::Broadcast)
-        group.insert(d);
+    for (bool grew = true; grew;) {
+      grew = false;
+      std::vector<Op *> members(group.begin(), group.end());
+      for (Op *member : members) {
+        if (member->kind() == OpKind::Splat ||
+            member->kind() == OpKind::Broadcast)
+          continue;
+        for (Value *v : member->operands()) {
+          Op *d = v->definingOp();
+          if (!d || d->parentBlock() != &b || group.count(d))
+            continue;
+          if (!isTileElementwise(*d) && d->kind() != OpKind::Splat &&
+              d->kind() != OpKind::Broadcast)
+            continue;
+          if (usesWithin(v, group) != uses_[v])
+            continue;
+          group.insert(d);
+          grew = true;
+        }
+      }
     }
+  }
+
+  /// Operand slots of the group's ops that refer to `v`.
+  static unsigned usesWithin(const Value *v, const std::set<Op *> &group) {
+    unsigned n = 0;
+    for (const Op *op : group)
+      for (const Value *operand : op->operands())
+        n += operand == v;
+    return n;
   }
 
   bool fuseBlock(Block &b) {

@@ -64,7 +64,13 @@ public:
         os_ << c.constant;
       else
         os_ << "%" << k.params[c.otherParam].name << "." << c.otherAxis;
-      os_ << " \"" << c.message << "\"\n";
+      os_ << " \"";
+      for (char ch : c.message) {
+        if (ch == '"' || ch == '\\')
+          os_ << '\\';
+        os_ << ch;
+      }
+      os_ << "\"\n";
     }
     os_ << "  grid {\n";
     block(k.grid(), 2);

@@ -63,6 +63,71 @@ private:
       visible_.erase(v);
   }
 
+  /// Ops without results (stores, yield), control ops (any number) and
+  /// the rest (exactly one).
+  bool checkResultCount(const Op &op) {
+    unsigned want;
+    switch (op.kind()) {
+    case OpKind::Store:
+    case OpKind::Scatter:
+    case OpKind::StoreScalar:
+    case OpKind::Yield:
+      want = 0;
+      break;
+    case OpKind::For:
+    case OpKind::If:
+      return true;
+    default:
+      want = 1;
+      break;
+    }
+    if (op.numResults() == want)
+      return true;
+    fail(op, "has " + std::to_string(op.numResults()) + " results, expected " +
+                 std::to_string(want));
+    return false;
+  }
+
+  /// Element kinds, ranks and masks of the Memory family (operand counts
+  /// already checked).
+  void checkMemory(const Op &op, unsigned rank) {
+    ScalarKind elem = op.operand(0)->type().elem();
+    const Type *data = nullptr; // the tile or scalar read or written
+    switch (op.kind()) {
+    case OpKind::Load:
+    case OpKind::Gather:
+    case OpKind::LoadScalar:
+      data = &op.result()->type();
+      break;
+    default:
+      data = &op.operand(1 + rank)->type();
+      break;
+    }
+    bool scalarOp =
+        op.kind() == OpKind::LoadScalar || op.kind() == OpKind::StoreScalar;
+    bool indexed = op.kind() == OpKind::Gather || op.kind() == OpKind::Scatter;
+    if (data->elem() != elem)
+      fail(op, "element kind " + std::string(scalarName(data->elem())) +
+                   " differs from the tensor's " + scalarName(elem));
+    if (scalarOp) {
+      if (!data->isScalar())
+        fail(op, "reads or writes one scalar");
+    } else if (!data->isTile() || (!indexed && data->rank() > rank)) {
+      fail(op, "needs a tile of rank at most the tensor's");
+    }
+    for (unsigned i = 1; i <= rank; ++i) {
+      const Type &t = op.operand(i)->type();
+      if (indexed ? !(t.isTile() && t.shape() == data->shape()) : !t.isScalar())
+        fail(op, indexed ? "indices must be tiles of the data's shape"
+                         : "offsets must be scalars");
+    }
+    if (op.attrs().hasMask) {
+      const Type &m = op.operand(op.numOperands() - 1)->type();
+      if (!m.isTile() || m.elem() != ScalarKind::I1 || m.shape() != data->shape())
+        fail(op, "mask must be an i1 tile of the data's shape");
+    }
+  }
+
   bool sameShape(const Type &a, const Type &b) {
     return a.kind() == b.kind() && a.shape() == b.shape();
   }
@@ -83,6 +148,8 @@ private:
       return true;
     };
     const Type rt = op.numResults() ? op.result()->type() : Type::none();
+    if (!checkResultCount(op))
+      return;
     switch (family(op.kind())) {
     case OpFamily::Unary:
     case OpFamily::Binary:
@@ -129,11 +196,20 @@ private:
     }
     switch (op.kind()) {
     case OpKind::Constant:
-    case OpKind::ConstParam:
-    case OpKind::ProgramId:
-    case OpKind::NumPrograms:
       if (operands(0, 0) && !rt.isScalar())
         fail(op, "produces a scalar");
+      return;
+    case OpKind::ConstParam:
+      if (operands(0, 0) && rt != Type::scalar(ScalarKind::I64) &&
+          rt != Type::scalar(ScalarKind::I1))
+        fail(op, "produces an i64 or i1");
+      return;
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms:
+      if (operands(0, 0) && rt != Type::scalar(ScalarKind::I64))
+        fail(op, "produces an i64");
+      if (op.attrs().axis < 0 || op.attrs().axis > 2)
+        fail(op, "axis must be 0, 1 or 2");
       return;
     case OpKind::Dim:
     case OpKind::Stride:
@@ -150,6 +226,8 @@ private:
     case OpKind::Iota:
       if (operands(0, 0) && (!rt.isTile() || !isInteger(rt.elem())))
         fail(op, "produces an integer tile");
+      else if (op.attrs().axis < 0 || op.attrs().axis >= rt.rank())
+        fail(op, "axis is outside the tile's rank");
       return;
     case OpKind::Broadcast: {
       if (!operands(1, 1))
@@ -165,21 +243,37 @@ private:
     }
     case OpKind::Reshape:
       if (operands(1, 1) &&
-          (!rt.isTile() || op.operand(0)->type().numElements() != rt.numElements()))
-        fail(op, "must keep the element count");
+          (!rt.isTile() || !op.operand(0)->type().isTile() ||
+           op.operand(0)->type().elem() != rt.elem() ||
+           op.operand(0)->type().numElements() != rt.numElements()))
+        fail(op, "must keep the element kind and count");
       return;
     case OpKind::Transpose:
       if (operands(1, 1) &&
-          (rt.rank() != 2 || op.operand(0)->type().rank() != 2 ||
-           rt.shape()[0] != op.operand(0)->type().shape()[1]))
+          (!rt.isTile() || !op.operand(0)->type().isTile() ||
+           rt.rank() != 2 || op.operand(0)->type().rank() != 2 ||
+           rt.elem() != op.operand(0)->type().elem() ||
+           rt.shape()[0] != op.operand(0)->type().shape()[1] ||
+           rt.shape()[1] != op.operand(0)->type().shape()[0]))
         fail(op, "transposes a rank-2 tile");
       return;
-    case OpKind::Reduce:
-      if (operands(1, 1) && (!op.operand(0)->type().isTile() ||
-                             op.attrs().axis >= op.operand(0)->type().rank() ||
-                             rt.elem() != op.operand(0)->type().elem()))
+    case OpKind::Reduce: {
+      if (!operands(1, 1))
+        return;
+      const Type &t = op.operand(0)->type();
+      if (!t.isTile() || op.attrs().axis < 0 || op.attrs().axis >= t.rank() ||
+          rt.elem() != t.elem()) {
         fail(op, "reduces a tile along one of its axes");
+        return;
+      }
+      std::vector<int64_t> kept = t.shape();
+      kept.erase(kept.begin() + op.attrs().axis);
+      Type want = kept.empty() ? Type::scalar(t.elem()) : Type::tile(t.elem(), kept);
+      if (rt != want)
+        fail(op, "result must be " + want.str() + ", the operand without axis " +
+                     std::to_string(op.attrs().axis));
       return;
+    }
     case OpKind::Mma: {
       if (!operands(3, 3))
         return;
@@ -249,6 +343,7 @@ private:
         if (t.elem() != ScalarKind::I64)
           fail(op, "offsets and indices must be i64");
       }
+      checkMemory(op, rank);
       return;
     }
     case OpKind::For: {
@@ -260,15 +355,25 @@ private:
                  "induction variable");
         return;
       }
+      for (unsigned i = 0; i < 3; ++i)
+        if (op.operand(i)->type() != Type::scalar(ScalarKind::I64))
+          fail(op, "bounds and step must be i64");
+      if (b.argument(0)->type() != Type::scalar(ScalarKind::I64))
+        fail(op, "the induction variable must be i64");
       for (unsigned i = 0; i < op.numResults(); ++i)
         if (op.operand(3 + i)->type() != op.result(i)->type() ||
             b.argument(1 + i)->type() != op.result(i)->type())
           fail(op, "iteration value types must match");
       checkBlock(b, true, "for");
-      if (const Op *y = b.terminator())
+      if (const Op *y = b.terminator()) {
+        if (y->numOperands() != op.numResults())
+          fail(*y, "yields " + std::to_string(y->numOperands()) +
+                       " values for " + std::to_string(op.numResults()) +
+                       " iteration values");
         for (unsigned i = 0; i < y->numOperands() && i < op.numResults(); ++i)
           if (y->operand(i)->type() != op.result(i)->type())
             fail(*y, "yields a value of the wrong type");
+      }
       return;
     }
     case OpKind::If: {
@@ -279,9 +384,14 @@ private:
       }
       for (unsigned bi = 0; bi < 2; ++bi) {
         checkBlock(*op.block(bi), op.numResults() > 0, "if");
-        if (const Op *y = op.block(bi)->terminator())
+        if (const Op *y = op.block(bi)->terminator()) {
           if (y->numOperands() != op.numResults())
             fail(*y, "yields the wrong number of values");
+          else
+            for (unsigned i = 0; i < y->numOperands(); ++i)
+              if (y->operand(i)->type() != op.result(i)->type())
+                fail(*y, "yields a value of the wrong type");
+        }
       }
       return;
     }
@@ -297,18 +407,42 @@ private:
   bool ok_ = true;
 };
 
-void checkPlanned(const Block &b, DiagnosticEngine &diags, bool &ok) {
+/// A planned tile buffer is 64-byte aligned and lies inside the scratch area.
+bool bufferFits(const Value &v, int64_t scratch) {
+  int64_t bytes = v.type().numElements() * byteWidth(v.type().elem());
+  return v.bufferOffset() % 64 == 0 && v.bufferOffset() + bytes <= scratch;
+}
+
+void checkPlanned(const Block &b, int64_t scratch, DiagnosticEngine &diags,
+                  bool &ok) {
   for (const auto &op : b.ops()) {
+    auto fail = [&](const std::string &msg) {
+      diags.error(op->loc(),
+                  std::string("invalid '") + mnemonic(op->kind()) + "': " + msg);
+      ok = false;
+    };
+    for (unsigned i = 0; i < op->numResults(); ++i) {
+      const Value &r = *op->result(i);
+      if (!r.type().isTile())
+        continue;
+      if (r.bufferOffset() < 0)
+        fail("tile result has no planned buffer");
+      else if (!bufferFits(r, scratch))
+        fail("buffer at " + std::to_string(r.bufferOffset()) +
+             " is unaligned or outside the " + std::to_string(scratch) +
+             "-byte scratch area");
+    }
     if (op->kind() == OpKind::Fused)
       continue; // body values are scalars
-    for (unsigned i = 0; i < op->numResults(); ++i)
-      if (op->result(i)->type().isTile() && op->result(i)->bufferOffset() < 0) {
-        diags.error(op->loc(), std::string("invalid '") + mnemonic(op->kind()) +
-                                   "': tile result has no planned buffer");
-        ok = false;
+    if (op->kind() == OpKind::For)
+      for (unsigned a = 1; a < op->block(0)->numArguments(); ++a) {
+        const Value &arg = *op->block(0)->argument(a);
+        if (arg.type().isTile() &&
+            (arg.bufferOffset() < 0 || !bufferFits(arg, scratch)))
+          fail("tile iteration argument has no valid planned buffer");
       }
     for (unsigned bi = 0; bi < op->numBlocks(); ++bi)
-      checkPlanned(*op->block(bi), diags, ok);
+      checkPlanned(*op->block(bi), scratch, diags, ok);
   }
 }
 
@@ -323,7 +457,7 @@ bool verify(const Kernel &kernel, DiagnosticEngine &diags,
       diags.error(kernel.loc, "invalid IR: buffers are not planned");
       return false;
     }
-    checkPlanned(kernel.body(), diags, ok);
+    checkPlanned(kernel.body(), kernel.scratchBytes, diags, ok);
   }
   return ok;
 }

@@ -162,6 +162,7 @@ TEST(IRRoundTrip, SampleKernelsBeforeAndAfterPipeline) {
     ASSERT_TRUE(file) << diags.renderAll();
     auto k = dsl::lowerKernel(*file, c.kernel, c.spec, diags);
     ASSERT_TRUE(k) << diags.renderAll();
+    EXPECT_TRUE(ir::verify(*k, diags)) << diags.renderAll();
     std::string lowered = ir::print(*k);
     EXPECT_EQ(reprint(lowered), lowered);
 
@@ -169,9 +170,21 @@ TEST(IRRoundTrip, SampleKernelsBeforeAndAfterPipeline) {
     DiagnosticEngine d2;
     auto parsed = parseText(d2, lowered);
     ASSERT_TRUE(parsed) << d2.renderAll();
-    ASSERT_TRUE(passes::runDefaultPipeline(*k, diags)) << diags.renderAll();
+    // Every pass leaves verified IR (as debug builds check).
+    passes::PipelineOptions checkEach;
+    checkEach.afterPass = [&](const std::string &pass, const ir::Kernel &kk,
+                              bool) {
+      ir::VerifyOptions vo;
+      vo.requirePlanned = pass == "plan-buffers";
+      EXPECT_TRUE(ir::verify(kk, diags, vo)) << pass << "\n" << diags.renderAll();
+    };
+    ASSERT_TRUE(passes::runDefaultPipeline(*k, diags, checkEach))
+        << diags.renderAll();
     ASSERT_TRUE(passes::runDefaultPipeline(*parsed->kernels[0], d2))
         << d2.renderAll();
+    ir::VerifyOptions planned;
+    planned.requirePlanned = true;
+    EXPECT_TRUE(ir::verify(*k, diags, planned)) << diags.renderAll();
     std::string optimised = ir::print(*k);
     EXPECT_EQ(ir::print(*parsed->kernels[0]), optimised);
     EXPECT_EQ(reprint(optimised), optimised);
@@ -213,6 +226,19 @@ TEST(IRRoundTrip, FloatConstantsKeepTheirValue) {
     EXPECT_EQ(std::signbit(back), std::signbit(v)) << text;
     EXPECT_EQ(ir::print(*m), text);
   }
+}
+
+TEST(IRRoundTrip, ConstraintMessagesAreEscaped) {
+  std::string text =
+      "kernel @m(%t: tensor<f32, 1>) {\n"
+      "  constraint %t.0 == 4 \"say \\\"four\\\" \\\\ not five\"\n"
+      "  grid {\n    %0 = const {value = 1} : i64\n    yield %0\n  }\n"
+      "  body {\n  }\n}\n";
+  DiagnosticEngine diags;
+  auto m = parseText(diags, text);
+  ASSERT_TRUE(m) << diags.renderAll();
+  EXPECT_EQ(m->kernels[0]->constraints.at(0).message, "say \"four\" \\ not five");
+  EXPECT_EQ(ir::print(*m), text);
 }
 
 TEST(IRRoundTrip, CommentsAndLocationsAreAccepted) {

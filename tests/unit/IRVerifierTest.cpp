@@ -177,3 +177,95 @@ TEST(IRVerifier, RequirePlannedWantsEveryTileBuffered) {
                        true),
             "ok");
 }
+
+TEST(IRVerifier, ChecksReductionsAndShapeOps) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 4, 8>\n"
+                                  "    %3 = reduce %2 {kind = sum, axis = 1} : tile<f32, 8>\n")),
+            "9:invalid 'reduce': result must be tile<f32, 4>, the operand "
+            "without axis 1");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8>\n"
+                                  "    %3 = reduce %2 {kind = max, axis = 0} : f32\n")),
+            "ok");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = iota {axis = 2} : tile<i32, 4, 8>\n")),
+            "7:invalid 'iota': axis is outside the tile's rank");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 4, 8>\n"
+                                  "    %3 = transpose %2 : tile<f32, 8, 8>\n")),
+            "9:invalid 'transpose': transposes a rank-2 tile");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = program_id {axis = 3} : i64\n")),
+            "7:invalid 'program_id': axis must be 0, 1 or 2");
+}
+
+TEST(IRVerifier, ChecksMemoryOperands) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = load %t, %1, %1 : tile<f16, 8>\n")),
+            "8:invalid 'load': element kind f16 differs from the tensor's f32");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = load %t, %1, %1 : tile<f32, 2, 2, 2>\n")),
+            "8:invalid 'load': needs a tile of rank at most the tensor's");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = iota {axis = 0} : tile<i64, 4>\n"
+                                  "    %3 = cmp %2, %2 {predicate = lt} : tile<i1, 4>\n"
+                                  "    %4 = load %t, %1, %1, %3 {mask} : tile<f32, 8>\n")),
+            "10:invalid 'load': mask must be an i1 tile of the data's shape");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = const {value = 0} : i32\n"
+                                  "    store_scalar %t, %1, %1, %2\n")),
+            "9:invalid 'store_scalar': element kind i32 differs from the "
+            "tensor's f32");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = const {value = 0} : f32\n"
+                                  "    %3 = store_scalar %t, %1, %1, %2 : f32\n")),
+            "9:invalid 'store_scalar': has 1 results, expected 0");
+}
+
+TEST(IRVerifier, ChecksLoopBoundsAndYieldCounts) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i32\n"
+                                  "    for %1, %1, %1 {\n"
+                                  "    ^(%2: i64):\n"
+                                  "      yield\n"
+                                  "    }\n")),
+            "8:invalid 'for': bounds and step must be i64");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = for %1, %n, %1, %1 : i64 {\n"
+                                  "    ^(%3: i64, %4: i64):\n"
+                                  "      yield\n"
+                                  "    }\n")),
+            "10:invalid 'yield': yields 0 values for 1 iteration values");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : i1\n"
+                                  "    %2 = const {value = 1} : i64\n"
+                                  "    %3 = if %1 : i1 {\n"
+                                  "      yield %2\n"
+                                  "    } else {\n"
+                                  "      yield %1\n"
+                                  "    }\n")),
+            "10:invalid 'yield': yields a value of the wrong type");
+}
+
+TEST(IRVerifier, RequirePlannedChecksAlignmentAndLoopArguments) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 8> buf(32)\n",
+                                  "  scratch 128\n"),
+                       true),
+            "9:invalid 'splat': buffer at 32 is unaligned or outside the "
+            "128-byte scratch area");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
+                                  "    %2 = splat %1 : tile<f32, 64> buf(64)\n",
+                                  "  scratch 128\n"),
+                       true),
+            "9:invalid 'splat': buffer at 64 is unaligned or outside the "
+            "128-byte scratch area");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 0} : i64\n"
+                                  "    %2 = const {value = 1} : f32\n"
+                                  "    %3 = splat %2 : tile<f32, 8> buf(0)\n"
+                                  "    %4 = for %1, %n, %1, %3 : tile<f32, 8> buf(64) {\n"
+                                  "    ^(%5: i64, %6: tile<f32, 8>):\n"
+                                  "      yield %6\n"
+                                  "    }\n",
+                                  "  scratch 128\n"),
+                       true),
+            "11:invalid 'for': tile iteration argument has no valid planned "
+            "buffer");
+}
