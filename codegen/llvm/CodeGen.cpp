@@ -232,6 +232,20 @@ void CodeGen::emitProgram(const std::string &name) {
   nprog_ = fn_->getArg(2);
   scratch_ = fn_->getArg(3);
   scalars_.clear();
+  useCounts_.clear();
+  singleUser_.clear();
+  std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
+    for (const auto &o : blk.ops()) {
+      for (const ir::Value *v : o->operands()) {
+        ++useCounts_[v];
+        singleUser_[v] = o.get();
+      }
+      if (o->kind() != OpKind::Fused)
+        for (unsigned i = 0; i < o->numBlocks(); ++i)
+          count(*o->block(i));
+    }
+  };
+  count(kernel_.body());
   loadTensors(fn_->getArg(0), false);
   emitBlock(kernel_.body());
   b_.CreateRetVoid();
@@ -477,6 +491,64 @@ void CodeGen::emitIf(const ir::Op &op) {
 // Data movement
 //===----------------------------------------------------------------------===//
 
+llvm::Value *CodeGen::tileInBounds(const TensorInfo &t,
+                                   const std::vector<llvm::Value *> &off,
+                                   const std::vector<int64_t> &shape) {
+  unsigned rank = t.sizes.size(), lead = rank - shape.size();
+  llvm::Value *in = b_.getTrue();
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t ext = d < lead ? 1 : shape[d - lead];
+    in = b_.CreateAnd(in, b_.CreateICmpSGE(off[d], i64(0)));
+    in = b_.CreateAnd(in, b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(ext)), t.sizes[d]));
+  }
+  return b_.CreateAnd(in, b_.CreateICmpEQ(t.strides[rank - 1], i64(1)));
+}
+
+CodeGen::Forwarded CodeGen::accessOf(const ir::Value *v) {
+  auto it = forwardedLoads_.find(v);
+  if (it != forwardedLoads_.end())
+    return it->second;
+  Forwarded f;
+  f.base = bufferOf(v);
+  const auto &shape = v->type().shape();
+  f.strides.resize(shape.size());
+  int64_t st = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    f.strides[d] = i64(st);
+    st *= shape[d];
+  }
+  return f;
+}
+
+const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
+  const ir::Value *r = fused.result();
+  if (useCounts_.lookup(r) != 1)
+    return nullptr;
+  const ir::Op *user = singleUser_.lookup(r);
+  if (!user || user->kind() != OpKind::Store || user->attrs().hasMask ||
+      user->parentBlock() != fused.parentBlock())
+    return nullptr;
+  unsigned rank = user->operand(0)->type().rank();
+  if (user->operand(1 + rank) != r)
+    return nullptr;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!scalars_.count(user->operand(1 + d)))
+      return nullptr; // offsets are computed after the loop
+  // Writing early must not be observable: nothing between the two touches
+  // memory or holds code that might.
+  const auto &ops = fused.parentBlock()->ops();
+  size_t i = 0;
+  while (ops[i].get() != &fused)
+    ++i;
+  for (++i; ops[i].get() != user; ++i) {
+    ir::OpFamily f = ir::family(ops[i]->kind());
+    if (f == ir::OpFamily::Memory || f == ir::OpFamily::Control ||
+        f == ir::OpFamily::Tile)
+      return nullptr;
+  }
+  return user;
+}
+
 void CodeGen::emitLoadStore(const ir::Op &op) {
   bool isLoad = op.kind() == OpKind::Load;
   const TensorInfo &t = tensors_[op.operand(0)];
@@ -490,32 +562,34 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   for (unsigned d = 0; d < rank; ++d)
     off.push_back(scalar(op.operand(1 + d)));
   llvm::Value *buf = bufferOf(tile);
+  llvm::Value *lin = i64(0);
+  for (unsigned d = 0; d < rank; ++d)
+    lin = b_.CreateAdd(lin, b_.CreateMul(off[d], t.strides[d]));
+
+  // A load read by exactly one fused loop, or a store whose fused producer
+  // already wrote the in-bounds case, skips the copy through the buffer.
+  const ir::Op *user = isLoad ? singleUser_.lookup(tile) : nullptr;
+  bool forwardLoad = isLoad && !mask && useCounts_.lookup(tile) == 1 && user &&
+                     user->kind() == OpKind::Fused && user->parentBlock() == op.parentBlock();
+  llvm::Value *storeDone = nullptr;
+  if (!isLoad) {
+    auto it = forwardedStores_.find(&op);
+    if (it != forwardedStores_.end())
+      storeDone = it->second;
+  }
 
   // Fast path: the whole tile is inside the tensor, the innermost axis is
   // contiguous and nothing is masked: one memcpy per tile row.
-  llvm::Value *inBounds = b_.getTrue();
-  for (unsigned d = 0; d < rank; ++d) {
-    int64_t ext = d < lead ? 1 : shape[d - lead];
-    inBounds = b_.CreateAnd(inBounds, b_.CreateICmpSGE(off[d], i64(0)));
-    inBounds = b_.CreateAnd(
-        inBounds, b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(ext)), t.sizes[d]));
-  }
-  inBounds = b_.CreateAnd(inBounds, b_.CreateICmpEQ(t.strides[rank - 1], i64(1)));
-  if (mask)
-    inBounds = b_.getFalse();
+  llvm::Value *inBounds = mask ? b_.getFalse() : tileInBounds(t, off, shape);
   auto *fast = llvm::BasicBlock::Create(ctx_, isLoad ? "load.fast" : "store.fast", fn_);
   auto *slow = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow" : "store.slow", fn_);
   auto *done = llvm::BasicBlock::Create(ctx_, isLoad ? "load.done" : "store.done", fn_);
-  b_.CreateCondBr(inBounds, fast, slow);
+  b_.CreateCondBr(storeDone ? storeDone : inBounds, fast, slow);
 
   unsigned eb = ir::byteWidth(k);
   b_.SetInsertPoint(fast);
-  {
-    llvm::Value *base = t.data;
-    llvm::Value *lin = i64(0);
-    for (unsigned d = 0; d < rank; ++d)
-      lin = b_.CreateAdd(lin, b_.CreateMul(off[d], t.strides[d]));
-    base = elemPtr(k, base, lin);
+  llvm::Value *globalBase = elemPtr(k, t.data, lin);
+  if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t rowBytes = shape.back() * eb;
     emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
@@ -526,14 +600,15 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
         tileStride *= shape[q];
       }
-      llvm::Value *gp = elemPtr(k, base, g), *lp = elemPtr(k, buf, l);
+      llvm::Value *gp = elemPtr(k, globalBase, g), *lp = elemPtr(k, buf, l);
       if (isLoad)
         b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
       else
         b_.CreateMemCpy(gp, llvm::MaybeAlign(eb), lp, llvm::MaybeAlign(eb), rowBytes);
     });
-    b_.CreateBr(done);
   }
+  llvm::BasicBlock *fastEnd = b_.GetInsertBlock();
+  b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
   {
@@ -574,9 +649,27 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
       b_.CreateBr(join);
       b_.SetInsertPoint(join);
     });
-    b_.CreateBr(done);
   }
+  llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
+  b_.CreateBr(done);
   b_.SetInsertPoint(done);
+  if (forwardLoad) {
+    Forwarded f;
+    llvm::PHINode *base = b_.CreatePHI(b_.getPtrTy(), 2, "tile.base");
+    base->addIncoming(globalBase, fastEnd);
+    base->addIncoming(buf, slowEnd);
+    f.base = base;
+    int64_t tileStride = 1;
+    f.strides.resize(r);
+    for (unsigned d = r; d-- > 0;) {
+      llvm::PHINode *st = b_.CreatePHI(b_.getInt64Ty(), 2);
+      st->addIncoming(t.strides[lead + d], fastEnd);
+      st->addIncoming(i64(tileStride), slowEnd);
+      f.strides[d] = st;
+      tileStride *= shape[d];
+    }
+    forwardedLoads_[tile] = f;
+  }
 }
 
 void CodeGen::emitGatherScatter(const ir::Op &op) {

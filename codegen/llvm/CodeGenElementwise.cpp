@@ -204,40 +204,50 @@ void CodeGen::emitFused(const ir::Op &op) {
   const ir::Block &body = *op.block(0);
   const std::vector<int64_t> &shape = res->type().shape();
   unsigned L = lanes_;
-  // Inputs of exactly the result's shape can be walked as one flat range.
-  bool flat = true;
-  for (const ir::Value *in : op.operands())
-    if (in->type().isTile() && in->type().shape() != shape)
-      flat = false;
-  std::vector<int64_t> loopShape =
-      flat ? std::vector<int64_t>{res->type().numElements()} : shape;
-  unsigned r = loopShape.size();
-  int64_t n = loopShape.back();
-  // Element strides of each input in the loop's index space (0 on broadcast).
+  ScalarKind rk = res->type().elem();
+
+  // Where the result goes: straight into the tensor when the only consumer is
+  // the next store and the tile is in bounds, else the result's buffer.
+  Forwarded out;
+  if (const ir::Op *st = forwardableStore(op)) {
+    const TensorInfo &t = tensors_[st->operand(0)];
+    unsigned rank = t.sizes.size(), lead = rank - shape.size();
+    std::vector<llvm::Value *> off;
+    llvm::Value *lin = i64(0);
+    for (unsigned d = 0; d < rank; ++d) {
+      off.push_back(scalar(st->operand(1 + d)));
+      lin = b_.CreateAdd(lin, b_.CreateMul(off.back(), t.strides[d]));
+    }
+    llvm::Value *in = tileInBounds(t, off, shape);
+    Forwarded buf = accessOf(res);
+    out.base = b_.CreateSelect(in, elemPtr(rk, t.data, lin), buf.base);
+    for (size_t d = 0; d < shape.size(); ++d)
+      out.strides.push_back(b_.CreateSelect(in, t.strides[lead + d], buf.strides[d]));
+    forwardedStores_[st] = in;
+  } else {
+    out = accessOf(res);
+  }
+
   struct Input {
     const ir::Value *v;
-    llvm::Value *buf = nullptr, *splatValue = nullptr;
-    std::vector<int64_t> strides;
+    llvm::Value *splatValue = nullptr;
+    Forwarded at;
+    std::vector<bool> broadcast; ///< per axis: size 1 against a larger result
   };
   std::vector<Input> inputs;
   for (const ir::Value *in : op.operands()) {
-    Input i{in, nullptr, nullptr, {}};
+    Input i{in, nullptr, {}, {}};
     if (!in->type().isTile()) {
       i.splatValue = splat(scalar(in), L);
     } else {
-      i.buf = bufferOf(in);
-      const auto &s = flat ? loopShape : in->type().shape();
-      i.strides.resize(r);
-      int64_t st = 1;
-      for (unsigned d = r; d-- > 0;) {
-        i.strides[d] = s[d] == 1 && loopShape[d] != 1 ? 0 : st;
-        st *= s[d];
-      }
+      i.at = accessOf(in);
+      for (size_t d = 0; d < shape.size(); ++d)
+        i.broadcast.push_back(in->type().shape()[d] == 1 && shape[d] != 1);
     }
-    inputs.push_back(i);
+    inputs.push_back(std::move(i));
   }
-  ScalarKind rk = res->type().elem();
-  llvm::Value *dst = bufferOf(res);
+  unsigned r = shape.size();
+  int64_t n = shape.back();
   auto chunk = [&](const std::vector<llvm::Value *> &outer, llvm::Value *j,
                    unsigned cnt) {
     llvm::Value *mask = cnt < L ? prefixMask(cnt, L) : nullptr;
@@ -251,26 +261,22 @@ void CodeGen::emitFused(const ir::Op &op) {
       ScalarKind ek = in.v->type().elem();
       llvm::Value *base = i64(0);
       for (unsigned d = 0; d + 1 < r; ++d)
-        if (in.strides[d])
-          base = b_.CreateAdd(base, b_.CreateMul(outer[d], i64(in.strides[d])));
-      if (in.strides[r - 1] == 0) {
+        if (!in.broadcast[d])
+          base = b_.CreateAdd(base, b_.CreateMul(outer[d], in.at.strides[d]));
+      if (in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1) {
         vals[body.argument(a)] =
-            splat(loadElems(ek, elemPtr(ek, in.buf, base), 1, nullptr), L);
+            splat(loadElems(ek, elemPtr(ek, in.at.base, base), 1, nullptr), L);
       } else {
         vals[body.argument(a)] =
-            loadElems(ek, elemPtr(ek, in.buf, b_.CreateAdd(base, j)), L, mask);
+            loadElems(ek, elemPtr(ek, in.at.base, b_.CreateAdd(base, j)), L, mask);
       }
     }
     for (const auto &inner : body.ops()) {
       if (inner->kind() == OpKind::Yield) {
-        llvm::Value *out = vals[inner->operand(0)];
         llvm::Value *idx = j;
-        int64_t st = n;
-        for (unsigned d = r - 1; d-- > 0;) {
-          idx = b_.CreateAdd(idx, b_.CreateMul(outer[d], i64(st)));
-          st *= loopShape[d];
-        }
-        storeElems(rk, out, elemPtr(rk, dst, idx), L, mask);
+        for (unsigned d = 0; d + 1 < r; ++d)
+          idx = b_.CreateAdd(idx, b_.CreateMul(outer[d], out.strides[d]));
+        storeElems(rk, vals[inner->operand(0)], elemPtr(rk, out.base, idx), L, mask);
         break;
       }
       std::vector<llvm::Value *> xs;
@@ -279,7 +285,7 @@ void CodeGen::emitFused(const ir::Op &op) {
       vals[inner->result()] = emitElementwise(*inner, xs, L);
     }
   };
-  std::vector<int64_t> outerShape(loopShape.begin(), loopShape.end() - 1);
+  std::vector<int64_t> outerShape(shape.begin(), shape.end() - 1);
   emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
     int64_t full = n / L * L;
     if (full > 0)

@@ -132,6 +132,33 @@ private:
   llvm::Value *scratch_ = nullptr;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
+
+  /// Load/store forwarding: a tile whose only consumer (or producer) is one
+  /// fused loop is read (written) by that loop straight from (to) global
+  /// memory when the whole tile is in bounds, and through its buffer
+  /// otherwise. `base` points at element 0 of the tile either way; `strides`
+  /// are the element strides of the tile's axes (innermost 1).
+  struct Forwarded {
+    llvm::Value *base = nullptr;
+    std::vector<llvm::Value *> strides;
+  };
+  llvm::DenseMap<const ir::Value *, Forwarded> forwardedLoads_;
+  /// Stores whose fast path the producing fused loop already did: the
+  /// in-bounds flag, so the store emits only the slow path.
+  llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;
+  llvm::DenseMap<const ir::Value *, unsigned> useCounts_;
+  llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
+
+public:
+  /// The fast-path test of a tile access: every offset in range, the tile
+  /// inside the tensor, the innermost axis contiguous.
+  llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
+                            const std::vector<int64_t> &shape);
+  /// Where a fused loop reads input `v` / writes result `v`.
+  Forwarded accessOf(const ir::Value *v);
+  /// If the op after `fused` (ignoring pure scalar ops) is an unmasked store of
+  /// its result, returns that store.
+  const ir::Op *forwardableStore(const ir::Op &fused);
   llvm::DenseMap<const ir::Value *, TensorInfo> tensors_;
   bool failed_ = false;
 };
