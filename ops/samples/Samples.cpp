@@ -91,12 +91,15 @@ llvm::Expected<jit::KernelRef> runSoftmax(jit::Compiler &c, DType t, const void 
                                           void *y, int64_t m, int64_t n, int threads) {
   rt::ArgPack args;
   args.tensor(const_cast<void *>(x), {m, n}).tensor(y, {m, n});
-  // Rows up to 1024 fit one tile; longer rows loop over 1024-wide tiles.
+  // Rows up to 4096 elements fit one tile: one pass, one exp per element.
+  // Longer rows stream through 1024-wide tiles with an online max and sum.
   int64_t bn = 16;
-  while (bn < n && bn < 1024)
+  while (bn < n && bn < 4096)
     bn *= 2;
-  return launch(c, "ops/samples/softmax.tile", "softmax",
-                {{"T", dtypeName(t)}, {"BN", std::to_string(bn)}}, args, threads);
+  bool oneTile = n <= bn;
+  return launch(c, "ops/samples/softmax.tile", oneTile ? "softmax_tile" : "softmax",
+                {{"T", dtypeName(t)}, {"BN", std::to_string(oneTile ? bn : 1024)}},
+                args, threads);
 }
 
 llvm::Expected<jit::KernelRef> runMatmul(jit::Compiler &c, DType t, const void *a,
