@@ -47,46 +47,95 @@ void CodeGen::emitMma(const ir::Op &op) {
   copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
 
+  // Converts a row-major [rows, cols] tile of `kind` at `src` into f32 at
+  // `dst` (same layout), a vector of lanes at a time.
+  auto convertRows = [&](ScalarKind kind, llvm::Value *src, llvm::Value *dst,
+                         int64_t rows, int64_t cols) {
+    emitLoop(i64(0), i64(rows), 1, [&](llvm::Value *row) {
+      for (int64_t j = 0; j < cols; j += L) {
+        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, cols - j));
+        llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
+        llvm::Value *idx = b.CreateAdd(b.CreateMul(row, i64(cols)), i64(j));
+        llvm::Value *v = emitCast(loadElems(kind, elemPtr(kind, src, idx), L, m), kind,
+                                  ScalarKind::F32, L);
+        storeElems(ScalarKind::F32, v, b.CreateGEP(f32, dst, idx), L, m);
+      }
+    });
+  };
+  // Transposes a row-major [rows, cols] tile of `kind` at `src` into f32
+  // [cols, rows] at `dst`: lanes x lanes blocks go through registers (a
+  // butterfly of shuffles: at width w, rows i and i|w swap their off-diagonal
+  // w x w sub-blocks), the ragged edges element by element.
+  auto transposeInto = [&](ScalarKind kind, llvm::Value *src, llvm::Value *dst,
+                           int64_t rows, int64_t cols) {
+    int64_t rFull = rows / L * L, cFull = cols / L * L;
+    if (rFull > 0 && cFull > 0)
+      emitLoop(i64(0), i64(rFull), L, [&](llvm::Value *r0) {
+        emitLoop(i64(0), i64(cFull), L, [&](llvm::Value *c0) {
+          std::vector<llvm::Value *> v(L);
+          for (unsigned i = 0; i < L; ++i) {
+            llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), i64(cols)), c0);
+            v[i] = emitCast(loadElems(kind, elemPtr(kind, src, idx), L, nullptr), kind,
+                            ScalarKind::F32, L);
+          }
+          for (unsigned w = L / 2; w >= 1; w /= 2) {
+            std::vector<int> lo(L), hi(L);
+            for (unsigned c = 0; c < L; ++c) {
+              lo[c] = (c & w) ? static_cast<int>(L + c - w) : static_cast<int>(c);
+              hi[c] = (c & w) ? static_cast<int>(L + c) : static_cast<int>(c + w);
+            }
+            for (unsigned i = 0; i < L; ++i) {
+              if (i & w)
+                continue;
+              llvm::Value *a2 = b.CreateShuffleVector(v[i], v[i | w], lo);
+              llvm::Value *b2 = b.CreateShuffleVector(v[i], v[i | w], hi);
+              v[i] = a2;
+              v[i | w] = b2;
+            }
+            if (w == 1)
+              break;
+          }
+          for (unsigned i = 0; i < L; ++i) {
+            llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(c0, i64(i)), i64(rows)), r0);
+            storeElems(ScalarKind::F32, v[i], b.CreateGEP(f32, dst, idx), L, nullptr);
+          }
+        });
+      });
+    auto scalarPart = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      if (r0 >= r1 || c0 >= c1)
+        return;
+      emitLoop(i64(r0), i64(r1), 1, [&](llvm::Value *r) {
+        emitLoop(i64(c0), i64(c1), 1, [&](llvm::Value *c) {
+          llvm::Value *x = emitCast(
+              loadElems(kind, elemPtr(kind, src, b.CreateAdd(b.CreateMul(r, i64(cols)), c)), 1,
+                        nullptr),
+              kind, ScalarKind::F32, 1);
+          b.CreateStore(x, b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(c, i64(rows)), r)));
+        });
+      });
+    };
+    scalarPart(0, rFull, cFull, cols); // right edge of the blocked rows
+    scalarPart(rFull, rows, 0, cols);  // bottom rows
+  };
+
   // A as f32 [M, K] (row m at m*K); packed when needed.
   llvm::Value *A = bufferOf(a);
   if (ka != ScalarKind::F32 || ta) {
     llvm::Value *packed = allocaEntry(f32, M * K);
-    llvm::Value *src = A;
-    emitNest({M, K}, [&](const std::vector<llvm::Value *> &i) {
-      llvm::Value *s = ta ? b.CreateAdd(b.CreateMul(i[1], i64(M)), i[0])
-                          : b.CreateAdd(b.CreateMul(i[0], i64(K)), i[1]);
-      llvm::Value *v = emitCast(loadElems(ka, elemPtr(ka, src, s), 1, nullptr),
-                                ka, ScalarKind::F32, 1);
-      b.CreateStore(v, b.CreateGEP(f32, packed, b.CreateAdd(b.CreateMul(i[0], i64(K)), i[1])));
-    });
+    if (ta)
+      transposeInto(ka, A, packed, K, M); // a is [K, M]
+    else
+      convertRows(ka, A, packed, M, K);
     A = packed;
   }
   // B as f32 [K, N].
   llvm::Value *B = bufferOf(bv);
   if (kb != ScalarKind::F32 || tb) {
     llvm::Value *packed = allocaEntry(f32, K * N);
-    llvm::Value *src = B;
-    if (!tb) {
-      // Convert row by row with vectors.
-      emitLoop(i64(0), i64(K), 1, [&](llvm::Value *k) {
-        for (int64_t j = 0; j < N; j += L) {
-          unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, N - j));
-          llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
-          llvm::Value *idx = b.CreateAdd(b.CreateMul(k, i64(N)), i64(j));
-          llvm::Value *v = emitCast(loadElems(kb, elemPtr(kb, src, idx), L, m), kb,
-                                    ScalarKind::F32, L);
-          storeElems(ScalarKind::F32, v, b.CreateGEP(f32, packed, idx), L, m);
-        }
-      });
-    } else {
-      // b is [N, K]: packed[k, n] = b[n, k].
-      emitNest({N, K}, [&](const std::vector<llvm::Value *> &i) {
-        llvm::Value *s = b.CreateAdd(b.CreateMul(i[0], i64(K)), i[1]);
-        llvm::Value *v = emitCast(loadElems(kb, elemPtr(kb, src, s), 1, nullptr), kb,
-                                  ScalarKind::F32, 1);
-        b.CreateStore(v, b.CreateGEP(f32, packed, b.CreateAdd(b.CreateMul(i[1], i64(N)), i[0])));
-      });
-    }
+    if (tb)
+      transposeInto(kb, B, packed, N, K); // b is [N, K]
+    else
+      convertRows(kb, B, packed, K, N);
     B = packed;
   }
 
