@@ -611,6 +611,69 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
+  // Partial tiles with a contiguous innermost axis: per row, lane masks from
+  // the valid column range (rows outside the tensor read `other`).
+  auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
+  auto *elems = llvm::BasicBlock::Create(ctx_, isLoad ? "load.elems" : "store.elems", fn_);
+  llvm::Value *rowWise = (mask || k == ScalarKind::I1)
+                             ? b_.getFalse()
+                             : b_.CreateICmpEQ(t.strides[rank - 1], i64(1));
+  b_.CreateCondBr(rowWise, rows, elems);
+  b_.SetInsertPoint(rows);
+  if (!mask && k != ScalarKind::I1) {
+    unsigned L = lanes_;
+    llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
+    llvm::Value *other = isLoad ? splat(otherValue(k, op.attrs().floatValue), L) : nullptr;
+    std::vector<llvm::Constant *> laneIds;
+    for (unsigned i = 0; i < L; ++i)
+      laneIds.push_back(b_.getInt64(i));
+    llvm::Value *iota = llvm::ConstantVector::get(laneIds);
+    llvm::Value *leadOk = b_.getTrue();
+    for (unsigned d = 0; d < lead; ++d) {
+      leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSGE(off[d], i64(0)));
+      leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSLT(off[d], t.sizes[d]));
+    }
+    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+    int64_t n = shape.back();
+    llvm::Value *lastSize = t.sizes[rank - 1], *c0 = off[rank - 1];
+    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *ok = leadOk, *g = i64(0), *l = i64(0);
+      for (unsigned d = 0; d < lead; ++d)
+        g = b_.CreateAdd(g, b_.CreateMul(off[d], t.strides[d]));
+      int64_t tileStride = n;
+      for (size_t q = idx.size(); q-- > 0;) {
+        llvm::Value *pos = b_.CreateAdd(off[lead + q], idx[q]);
+        ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
+        ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[lead + q]));
+        g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[lead + q]));
+        l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
+        tileStride *= shape[q];
+      }
+      llvm::Value *okSplat = b_.CreateVectorSplat(L, ok);
+      for (int64_t j = 0; j < n; j += L) {
+        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, n - j));
+        llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateAdd(c0, i64(j))), iota);
+        llvm::Value *m = b_.CreateAnd(
+            okSplat, b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
+                                  b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, lastSize))));
+        if (cnt < L)
+          m = b_.CreateAnd(m, prefixMask(cnt, L));
+        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, i64(j))));
+        llvm::Value *lp = elemPtr(k, buf, b_.CreateAdd(l, i64(j)));
+        llvm::Align al(eb);
+        if (isLoad) {
+          llvm::Value *v = b_.CreateMaskedLoad(vt, gp, al, m, other);
+          storeElems(k, v, lp, L, cnt < L ? prefixMask(cnt, L) : nullptr);
+        } else {
+          llvm::Value *v = loadElems(k, lp, L, cnt < L ? prefixMask(cnt, L) : nullptr);
+          b_.CreateMaskedStore(v, gp, al, m);
+        }
+      }
+    });
+  }
+  b_.CreateBr(done);
+  llvm::BasicBlock *rowsEnd = b_.GetInsertBlock();
+  b_.SetInsertPoint(elems);
   {
     llvm::Value *other = isLoad ? otherValue(k, op.attrs().floatValue) : nullptr;
     llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
@@ -655,16 +718,18 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.SetInsertPoint(done);
   if (forwardLoad) {
     Forwarded f;
-    llvm::PHINode *base = b_.CreatePHI(b_.getPtrTy(), 2, "tile.base");
+    llvm::PHINode *base = b_.CreatePHI(b_.getPtrTy(), 3, "tile.base");
     base->addIncoming(globalBase, fastEnd);
     base->addIncoming(buf, slowEnd);
+    base->addIncoming(buf, rowsEnd);
     f.base = base;
     int64_t tileStride = 1;
     f.strides.resize(r);
     for (unsigned d = r; d-- > 0;) {
-      llvm::PHINode *st = b_.CreatePHI(b_.getInt64Ty(), 2);
+      llvm::PHINode *st = b_.CreatePHI(b_.getInt64Ty(), 3);
       st->addIncoming(t.strides[lead + d], fastEnd);
       st->addIncoming(i64(tileStride), slowEnd);
+      st->addIncoming(i64(tileStride), rowsEnd);
       f.strides[d] = st;
       tileStride *= shape[d];
     }
