@@ -23,14 +23,6 @@ using ops::DType;
 
 namespace {
 
-std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed) {
-  std::vector<unsigned char> buf(n * ops::dtypeSize(t));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-2, 2);
-  for (int64_t i = 0; i < n; ++i)
-    ops::storeFromDouble(t, buf.data(), i, dist(rng));
-  return buf;
-}
 
 template <typename F> double medianSeconds(F &&f, int reps = 9) {
   std::vector<double> t;
@@ -57,7 +49,7 @@ void check(llvm::Expected<jit::KernelRef> k, benchmark::State &state) {
 void BM_MatmulSingleCore(benchmark::State &state) {
   DType t = static_cast<DType>(state.range(0));
   const int64_t m = 128, n = 128, k = 512;
-  auto a = randomBuffer(t, m * k, 1), b = randomBuffer(t, n * k, 2);
+  auto a = ops::randomBuffer(t, m * k, 1), b = ops::randomBuffer(t, n * k, 2);
   std::vector<float> c(m * n);
   jit::Compiler &jc = jit::Compiler::instance();
   check(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1), state);
@@ -82,7 +74,7 @@ BENCHMARK(BM_MatmulSingleCore)->Arg(int(DType::F32))->Arg(int(DType::F16))->Arg(
 void BM_Softmax(benchmark::State &state) {
   DType t = DType::F16;
   const int64_t m = 8192, n = 1024;
-  auto x = randomBuffer(t, m * n, 3);
+  auto x = ops::randomBuffer(t, m * n, 3);
   std::vector<unsigned char> y(x.size());
   jit::Compiler &jc = jit::Compiler::instance();
   check(ops::runSoftmax(jc, t, x.data(), y.data(), m, n), state);
@@ -106,7 +98,7 @@ BENCHMARK(BM_Softmax)->Unit(benchmark::kMicrosecond);
 void BM_Axpby(benchmark::State &state) {
   DType t = DType::F16;
   const int64_t n = int64_t(1) << 25;
-  auto x = randomBuffer(t, n, 4), y = randomBuffer(t, n, 5);
+  auto x = ops::randomBuffer(t, n, 4), y = ops::randomBuffer(t, n, 5);
   jit::Compiler &jc = jit::Compiler::instance();
   check(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f), state);
   for (auto _ : state)
@@ -138,7 +130,7 @@ void BM_FlashAttention(benchmark::State &state) {
   s.dim = 128;
   s.causal = true;
   int64_t qn = s.batch * s.heads * s.queries * s.dim, kn = s.batch * s.kvHeads * s.keys * s.dim;
-  auto q = randomBuffer(t, qn, 6), k = randomBuffer(t, kn, 7), v = randomBuffer(t, kn, 8);
+  auto q = ops::randomBuffer(t, qn, 6), k = ops::randomBuffer(t, kn, 7), v = ops::randomBuffer(t, kn, 8);
   std::vector<unsigned char> o(q.size());
   jit::Compiler &jc = jit::Compiler::instance();
   check(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()), state);

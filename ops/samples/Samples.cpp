@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace tilejit::ops {
@@ -57,6 +58,23 @@ void storeFromDouble(DType t, void *p, int64_t i, double v) {
   case DType::I32: static_cast<int32_t *>(p)[i] = saturate<int32_t>(v); return;
   case DType::I64: static_cast<int64_t *>(p)[i] = saturate<int64_t>(v); return;
   }
+}
+
+std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
+                                        double lo, double hi) {
+  std::vector<unsigned char> buf(n * dtypeSize(t));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < n; ++i)
+    storeFromDouble(t, buf.data(), i, dist(rng));
+  return buf;
+}
+
+double maxAbsDiff(DType t, const void *a, const void *b, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i)
+    m = std::max(m, std::abs(loadAsDouble(t, a, i) - loadAsDouble(t, b, i)));
+  return m;
 }
 
 //===----------------------------------------------------------------------===//

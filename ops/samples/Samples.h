@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilejit::ops {
 
@@ -29,6 +30,11 @@ unsigned dtypeSize(DType t);
 double loadAsDouble(DType t, const void *p, int64_t i);
 /// Stores `v` rounded to nearest even (saturating for integers) as `t`.
 void storeFromDouble(DType t, void *p, int64_t i, double v);
+/// `n` elements of `t` drawn uniformly from [lo, hi) with a fixed seed.
+std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
+                                        double lo = -2, double hi = 2);
+/// Largest |a[i] - b[i]| over `n` elements of `t`.
+double maxAbsDiff(DType t, const void *a, const void *b, int64_t n);
 
 //===----------------------------------------------------------------------===//
 // Generated kernels (JIT-compiled; `threads` > 0 caps the cores)

@@ -25,22 +25,7 @@ template <typename F> double medianUs(F &&fn, int reps = 7) {
   return t[t.size() / 2];
 }
 
-std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
-                                        double lo = -2, double hi = 2) {
-  std::vector<unsigned char> buf(n * dtypeSize(t));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (int64_t i = 0; i < n; ++i)
-    storeFromDouble(t, buf.data(), i, dist(rng));
-  return buf;
-}
 
-double maxAbsDiff(DType t, const void *a, const void *b, int64_t n) {
-  double m = 0;
-  for (int64_t i = 0; i < n; ++i)
-    m = std::max(m, std::abs(loadAsDouble(t, a, i) - loadAsDouble(t, b, i)));
-  return m;
-}
 
 /// Fills the compile fields of a result from the first request.
 bool record(WorkloadResult &r, llvm::Expected<jit::KernelRef> &k) {

@@ -33,22 +33,7 @@ jit::Compiler &compilerFor(jit::TargetLevel level) {
   return *c;
 }
 
-std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
-                                        double lo = -2, double hi = 2) {
-  std::vector<unsigned char> buf(n * ops::dtypeSize(t));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (int64_t i = 0; i < n; ++i)
-    ops::storeFromDouble(t, buf.data(), i, dist(rng));
-  return buf;
-}
 
-double maxAbsDiff(DType t, const void *a, const void *b, int64_t n) {
-  double m = 0;
-  for (int64_t i = 0; i < n; ++i)
-    m = std::max(m, std::abs(ops::loadAsDouble(t, a, i) - ops::loadAsDouble(t, b, i)));
-  return m;
-}
 
 /// Tolerance of a probability-like output in [0, 1] stored as `t`: the
 /// storage rounding (half an ulp at 1.0: 2^-24, 2^-11, 2^-8 for f32, f16,
@@ -76,7 +61,7 @@ TEST(SampleKernels, AxpbyIsBitExactOverEveryDtypeWithTails) {
       for (int64_t n : {1, 15, 2048, 5003}) {
         SCOPED_TRACE(std::string(levelName(level)) + " " + ops::dtypeName(t) +
                      " n=" + std::to_string(n));
-        auto x = randomBuffer(t, n, 1, -100, 100), y = randomBuffer(t, n, 2, -100, 100);
+        auto x = ops::randomBuffer(t, n, 1, -100, 100), y = ops::randomBuffer(t, n, 2, -100, 100);
         auto want = y, twin = y;
         ops::axpbyReference(t, x.data(), want.data(), n, 1.5f, -0.75f);
         auto k = ops::runAxpby(c, t, x.data(), y.data(), n, 1.5f, -0.75f);
@@ -96,14 +81,14 @@ TEST(SampleKernels, SoftmaxMatchesReference) {
       for (auto [m, n] : {std::pair<int64_t, int64_t>{3, 1}, {5, 17}, {4, 1000}, {2, 3001}}) {
         SCOPED_TRACE(std::string(levelName(level)) + " " + ops::dtypeName(t) +
                      " " + std::to_string(m) + "x" + std::to_string(n));
-        auto x = randomBuffer(t, m * n, 3, -8, 8);
+        auto x = ops::randomBuffer(t, m * n, 3, -8, 8);
         std::vector<unsigned char> y(x.size()), want(x.size()), twin(x.size());
         ops::softmaxReference(t, x.data(), want.data(), m, n);
         auto k = ops::runSoftmax(c, t, x.data(), y.data(), m, n);
         ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
-        EXPECT_LE(maxAbsDiff(t, y.data(), want.data(), m * n), unitTolerance(t));
+        EXPECT_LE(ops::maxAbsDiff(t, y.data(), want.data(), m * n), unitTolerance(t));
         ops::softmaxHandwritten(t, x.data(), twin.data(), m, n);
-        EXPECT_LE(maxAbsDiff(t, twin.data(), want.data(), m * n), unitTolerance(t));
+        EXPECT_LE(ops::maxAbsDiff(t, twin.data(), want.data(), m * n), unitTolerance(t));
       }
   }
 }
@@ -116,7 +101,7 @@ TEST(SampleKernels, MatmulMatchesReference) {
                              {70, 33, 200}, {1, 5, 7}, {130, 129, 300}}) {
         SCOPED_TRACE(std::string(levelName(level)) + " " + ops::dtypeName(t) + " " +
                      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-        auto a = randomBuffer(t, m * k, 4), b = randomBuffer(t, n * k, 5);
+        auto a = ops::randomBuffer(t, m * k, 4), b = ops::randomBuffer(t, n * k, 5);
         std::vector<float> out(m * n, -1.f), want(m * n), twin(m * n);
         ops::matmulReference(t, a.data(), b.data(), want.data(), m, n, k);
         auto kr = ops::runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k);
@@ -124,9 +109,9 @@ TEST(SampleKernels, MatmulMatchesReference) {
         // Inputs are exact in f32; f32 accumulation of k products of size <= 4
         // errs by at most k * 4 * 2^-24 * |partial sums| (~2e-4 at k = 300).
         double tol = 1e-6 * k * 4;
-        EXPECT_LE(maxAbsDiff(DType::F32, out.data(), want.data(), m * n), tol);
+        EXPECT_LE(ops::maxAbsDiff(DType::F32, out.data(), want.data(), m * n), tol);
         ops::matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k);
-        EXPECT_LE(maxAbsDiff(DType::F32, twin.data(), want.data(), m * n), tol);
+        EXPECT_LE(ops::maxAbsDiff(DType::F32, twin.data(), want.data(), m * n), tol);
       }
   }
 }
@@ -152,8 +137,8 @@ TEST(SampleKernels, FlashAttentionMatchesReference) {
                        " NKV=" + std::to_string(kvHeads) + " S=" + std::to_string(s) +
                        " L=" + std::to_string(l) + " D=" + std::to_string(d));
           int64_t qn = sh.batch * heads * s * d, kn = sh.batch * kvHeads * l * d;
-          auto q = randomBuffer(t, qn, 6), k = randomBuffer(t, kn, 7),
-               v = randomBuffer(t, kn, 8);
+          auto q = ops::randomBuffer(t, qn, 6), k = ops::randomBuffer(t, kn, 7),
+               v = ops::randomBuffer(t, kn, 8);
           std::vector<unsigned char> o(q.size()), want(q.size()), twin(q.size());
           ops::attentionReference(t, sh, q.data(), k.data(), v.data(), want.data());
           auto kr = ops::runAttention(c, t, sh, q.data(), k.data(), v.data(), o.data());
@@ -161,9 +146,9 @@ TEST(SampleKernels, FlashAttentionMatchesReference) {
           // Outputs are convex combinations of v in [-2, 2]: storage rounding
           // (2^-10, 2^-7 relative at 2 for f16/bf16) plus f32 softmax error.
           double tol = t == DType::F32 ? 1e-4 : t == DType::F16 ? 4e-3 : 3e-2;
-          EXPECT_LE(maxAbsDiff(t, o.data(), want.data(), qn), tol);
+          EXPECT_LE(ops::maxAbsDiff(t, o.data(), want.data(), qn), tol);
           ops::attentionHandwritten(t, sh, q.data(), k.data(), v.data(), twin.data());
-          EXPECT_LE(maxAbsDiff(t, twin.data(), want.data(), qn), tol);
+          EXPECT_LE(ops::maxAbsDiff(t, twin.data(), want.data(), qn), tol);
         }
   }
 }
