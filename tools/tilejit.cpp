@@ -219,6 +219,10 @@ int main(int argc, char **argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an abort.
+  if (auto host = jit::Compiler::instance(jit::TargetLevel::Host); !host)
+    return fail(llvm::toString(host.takeError()));
+
   if (*compile)
     return compileCommand(file, kernel, sets, emit, json, target);
   if (*dump)

@@ -650,16 +650,16 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         tileStride *= shape[q];
       }
       llvm::Value *okSplat = b_.CreateVectorSplat(L, ok);
-      for (int64_t j = 0; j < n; j += L) {
-        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, n - j));
-        llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateAdd(c0, i64(j))), iota);
+      // Full chunks in a loop, then one partial chunk.
+      auto chunk = [&](llvm::Value *j, unsigned cnt) {
+        llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateAdd(c0, j)), iota);
         llvm::Value *m = b_.CreateAnd(
             okSplat, b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
                                   b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, lastSize))));
         if (cnt < L)
           m = b_.CreateAnd(m, prefixMask(cnt, L));
-        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, i64(j))));
-        llvm::Value *lp = elemPtr(k, buf, b_.CreateAdd(l, i64(j)));
+        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, j)));
+        llvm::Value *lp = elemPtr(k, buf, b_.CreateAdd(l, j));
         llvm::Align al(eb);
         if (isLoad) {
           llvm::Value *v = b_.CreateMaskedLoad(vt, gp, al, m, other);
@@ -668,7 +668,12 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
           llvm::Value *v = loadElems(k, lp, L, cnt < L ? prefixMask(cnt, L) : nullptr);
           b_.CreateMaskedStore(v, gp, al, m);
         }
-      }
+      };
+      int64_t full = n / L * L;
+      if (full > 0)
+        emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(j, L); });
+      if (full < n)
+        chunk(i64(full), static_cast<unsigned>(n - full));
     });
   }
   b_.CreateBr(done);
@@ -904,8 +909,27 @@ void CodeGen::emitReduce(const ir::Op &op) {
       llvm::Value *rowBase = b_.CreateMul(o, i64(n));
       llvm::Value *acc = constantOf(k, fid, iid, L);
       int64_t full = n / L * L;
-      for (int64_t j = 0; j < full; j += L) {
-        llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, i64(j))), L, nullptr);
+      if (full > L) {
+        // Full chunks in a loop with the partial result in a register.
+        llvm::BasicBlock *pre = b_.GetInsertBlock();
+        auto *loop = llvm::BasicBlock::Create(ctx_, "reduce", fn_);
+        auto *exit = llvm::BasicBlock::Create(ctx_, "reduce.exit", fn_);
+        b_.CreateBr(loop);
+        b_.SetInsertPoint(loop);
+        llvm::PHINode *j = b_.CreatePHI(b_.getInt64Ty(), 2);
+        llvm::PHINode *part = b_.CreatePHI(acc->getType(), 2);
+        j->addIncoming(i64(0), pre);
+        part->addIncoming(acc, pre);
+        llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, j)), L, nullptr);
+        llvm::Value *next = emitElementwise(combiner, {part, v}, L);
+        llvm::Value *j1 = b_.CreateAdd(j, i64(L));
+        j->addIncoming(j1, b_.GetInsertBlock());
+        part->addIncoming(next, b_.GetInsertBlock());
+        b_.CreateCondBr(b_.CreateICmpSLT(j1, i64(full)), loop, exit);
+        b_.SetInsertPoint(exit);
+        acc = next;
+      } else if (full == L) {
+        llvm::Value *v = loadElems(k, elemPtr(k, src, rowBase), L, nullptr);
         acc = emitElementwise(combiner, {acc, v}, L);
       }
       if (full < n) {
@@ -936,12 +960,25 @@ void CodeGen::emitReduce(const ir::Op &op) {
       for (int64_t j = 0; j < inner; j += L) {
         unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, inner - j));
         llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
-        llvm::Value *acc = constantOf(k, fid, iid, L);
-        for (int64_t q = 0; q < n; ++q) {
-          llvm::Value *idx = b_.CreateAdd(b_.CreateMul(o, i64(n * inner)), i64(q * inner + j));
-          llvm::Value *v = loadElems(k, elemPtr(k, src, idx), L, m);
-          acc = emitElementwise(combiner, {acc, v}, L);
-        }
+        // The reduced axis as a loop, the partial result in a register.
+        llvm::BasicBlock *pre = b_.GetInsertBlock();
+        auto *loop = llvm::BasicBlock::Create(ctx_, "reduce.axis", fn_);
+        auto *exit = llvm::BasicBlock::Create(ctx_, "reduce.axis.exit", fn_);
+        b_.CreateBr(loop);
+        b_.SetInsertPoint(loop);
+        llvm::PHINode *q = b_.CreatePHI(b_.getInt64Ty(), 2);
+        llvm::PHINode *part = b_.CreatePHI(vecType(k, L), 2);
+        q->addIncoming(i64(0), pre);
+        part->addIncoming(constantOf(k, fid, iid, L), pre);
+        llvm::Value *idx = b_.CreateAdd(b_.CreateMul(o, i64(n * inner)),
+                                        b_.CreateAdd(b_.CreateMul(q, i64(inner)), i64(j)));
+        llvm::Value *v = loadElems(k, elemPtr(k, src, idx), L, m);
+        llvm::Value *acc = emitElementwise(combiner, {part, v}, L);
+        llvm::Value *q1 = b_.CreateAdd(q, i64(1));
+        q->addIncoming(q1, b_.GetInsertBlock());
+        part->addIncoming(acc, b_.GetInsertBlock());
+        b_.CreateCondBr(b_.CreateICmpSLT(q1, i64(n)), loop, exit);
+        b_.SetInsertPoint(exit);
         storeElems(k, acc, elemPtr(k, dst, b_.CreateAdd(b_.CreateMul(o, i64(inner)), i64(j))), L, m);
       }
     });

@@ -1,6 +1,9 @@
 //===- Handwritten.cpp - Run-time dispatch of the hand-written twins ------===//
 #include "ops/samples/Samples.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace tilejit::ops {
 
 #define TILEJIT_DECLARE_TWINS(ns)                                              \
@@ -17,8 +20,12 @@ TILEJIT_DECLARE_TWINS(avx512)
 #undef TILEJIT_DECLARE_TWINS
 
 namespace {
+/// AVX-512 when the CPU has it, unless TILEJIT_TARGET=avx2 narrows the
+/// generated code too (so the two are compared at the same width).
 bool useAvx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") &&
+  static const bool yes = !(std::getenv("TILEJIT_TARGET") &&
+                            std::string(std::getenv("TILEJIT_TARGET")) == "avx2") &&
+                          __builtin_cpu_supports("avx512f") &&
                           __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("avx512dq");

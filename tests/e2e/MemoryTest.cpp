@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace tilejit;
@@ -63,4 +64,62 @@ TEST(Memory, OverhangingTilesMoveOnlyInBoundsElements) {
           ASSERT_EQ(y[r * ld + c], want) << "r=" << r << " c=" << c;
         }
     }
+}
+
+namespace {
+const char *kReduce = R"(
+kernel r<T: f32|i32>(x: gm<T>[R, C], y: gm<T>[C2], z: gm<T>[R2]) grid(1) {
+  let t = load(x, [0, 0], [37, 19]);
+  store(y, [0], sum(t, axis = 0));
+  store(z, [0], max(t, axis = 1));
+}
+)";
+} // namespace
+
+TEST(Reduce, AlongEitherAxisOfATileWithTails) {
+  const int64_t R = 37, C = 19;
+  for (jit::TargetLevel level : levels()) {
+    static jit::KernelSource src("reduce.tile", kReduce);
+    {
+      std::vector<int32_t> x(R * C), y(C), z(R);
+      for (int64_t i = 0; i < R * C; ++i)
+        x[i] = static_cast<int32_t>((i * 7919) % 1001) - 500;
+      auto k = jit::Compiler::instance(level)->get(src, "r", {{"T", "i32"}});
+      ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+      rt::ArgPack args;
+      args.tensor(x.data(), {R, C}).tensor(y.data(), {C}).tensor(z.data(), {R});
+      ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+      for (int64_t c = 0; c < C; ++c) {
+        int32_t s = 0;
+        for (int64_t r = 0; r < R; ++r)
+          s += x[r * C + c];
+        EXPECT_EQ(y[c], s) << "column " << c;
+      }
+      for (int64_t r = 0; r < R; ++r) {
+        int32_t m = x[r * C];
+        for (int64_t c = 1; c < C; ++c)
+          m = std::max(m, x[r * C + c]);
+        EXPECT_EQ(z[r], m) << "row " << r;
+      }
+    }
+    {
+      // Small integers in f32 sum exactly in any order.
+      std::vector<float> x(R * C), y(C), z(R);
+      for (int64_t i = 0; i < R * C; ++i)
+        x[i] = static_cast<float>((i * 31) % 97) - 48.0f;
+      auto k = jit::Compiler::instance(level)->get(src, "r", {{"T", "f32"}});
+      ASSERT_TRUE(static_cast<bool>(k));
+      rt::ArgPack args;
+      args.tensor(x.data(), {R, C}).tensor(y.data(), {C}).tensor(z.data(), {R});
+      ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+      for (int64_t c = 0; c < C; ++c) {
+        float s = 0;
+        for (int64_t r = 0; r < R; ++r)
+          s += x[r * C + c];
+        EXPECT_EQ(y[c], s);
+      }
+      for (int64_t r = 0; r < R; ++r)
+        EXPECT_EQ(z[r], *std::max_element(&x[r * C], &x[r * C] + C));
+    }
+  }
 }
