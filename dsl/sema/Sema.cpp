@@ -146,6 +146,10 @@ private:
                            const std::string &name);
   std::vector<std::string> carriedVars(const std::vector<StmtPtr> &a,
                                        const std::vector<StmtPtr> *b);
+  /// Ends the current region with the current values of `carried`.
+  void yieldCarried(const std::vector<std::string> &carried, SourceLoc loc);
+  /// After a for/if: the carried variables now name its results.
+  void bindResults(ir::Op &op, const std::vector<std::string> &carried);
 
   const ast::Kernel &k_;
   const SpecValues &spec_;
@@ -1770,6 +1774,20 @@ bool Sema::lowerAssign(const Stmt &s) {
   return true;
 }
 
+void Sema::yieldCarried(const std::vector<std::string> &carried, SourceLoc loc) {
+  std::vector<ir::Value *> yields;
+  for (const std::string &n : carried)
+    yields.push_back(lookup(n)->value);
+  b_.yield(loc, yields);
+}
+
+void Sema::bindResults(ir::Op &op, const std::vector<std::string> &carried) {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    op.result(i)->setNameHint(carried[i]);
+    lookup(carried[i])->value = op.result(i);
+  }
+}
+
 bool Sema::lowerFor(const Stmt &s) {
   ir::Value *bounds[3];
   const Expr *exprs[3] = {s.lower.get(), s.upper.get(), s.step.get()};
@@ -1813,15 +1831,9 @@ bool Sema::lowerFor(const Stmt &s) {
   pop();
   if (!ok)
     return false;
-  std::vector<ir::Value *> yields;
-  for (const std::string &n : carried)
-    yields.push_back(lookup(n)->value);
-  b_.yield(s.loc, yields);
+  yieldCarried(carried, s.loc);
   b_.setInsertionPointToEnd(parent);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->result(i)->setNameHint(carried[i]);
-    lookup(carried[i])->value = op->result(i);
-  }
+  bindResults(*op, carried);
   return true;
 }
 
@@ -1851,16 +1863,10 @@ bool Sema::lowerIf(const Stmt &s) {
       lookup(carried[i])->value = before[i];
     if (!lowerBlock(branch == 0 ? s.body : s.elseBody))
       return false;
-    std::vector<ir::Value *> yields;
-    for (const std::string &n : carried)
-      yields.push_back(lookup(n)->value);
-    b_.yield(s.loc, yields);
+    yieldCarried(carried, s.loc);
   }
   b_.setInsertionPointToEnd(parent);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->result(i)->setNameHint(carried[i]);
-    lookup(carried[i])->value = op->result(i);
-  }
+  bindResults(*op, carried);
   return true;
 }
 
