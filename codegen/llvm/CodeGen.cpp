@@ -611,16 +611,10 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  // Partial tiles with a contiguous innermost axis: per row, lane masks from
-  // the valid column range (rows outside the tensor read `other`).
-  auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
-  auto *elems = llvm::BasicBlock::Create(ctx_, isLoad ? "load.elems" : "store.elems", fn_);
-  llvm::Value *rowWise = (mask || k == ScalarKind::I1)
-                             ? b_.getFalse()
-                             : b_.CreateICmpEQ(t.strides[rank - 1], i64(1));
-  b_.CreateCondBr(rowWise, rows, elems);
-  b_.SetInsertPoint(rows);
-  if (!mask && k != ScalarKind::I1) {
+  // Partial, masked or strided tiles: per row, lane masks from the valid
+  // column range, the tile's mask and the tail (rows outside the tensor read
+  // `other`); i1 tensors go element by element.
+  if (k != ScalarKind::I1) {
     unsigned L = lanes_;
     llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
     llvm::Value *other = isLoad ? splat(otherValue(k, op.attrs().floatValue), L) : nullptr;
@@ -636,6 +630,9 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t n = shape.back();
     llvm::Value *lastSize = t.sizes[rank - 1], *c0 = off[rank - 1];
+    llvm::Value *lastStride = t.strides[rank - 1];
+    llvm::Value *unit = b_.CreateICmpEQ(lastStride, i64(1));
+    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
     emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
       llvm::Value *ok = leadOk, *g = i64(0), *l = i64(0);
       for (unsigned d = 0; d < lead; ++d)
@@ -656,17 +653,46 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         llvm::Value *m = b_.CreateAnd(
             okSplat, b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
                                   b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, lastSize))));
-        if (cnt < L)
-          m = b_.CreateAnd(m, prefixMask(cnt, L));
-        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, j)));
+        llvm::Value *tail = cnt < L ? prefixMask(cnt, L) : nullptr;
+        if (tail)
+          m = b_.CreateAnd(m, tail);
         llvm::Value *lp = elemPtr(k, buf, b_.CreateAdd(l, j));
+        if (maskBuf)
+          m = b_.CreateAnd(m, loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, b_.CreateAdd(l, j)), L, tail));
         llvm::Align al(eb);
+        // Contiguous rows use masked vector loads/stores; strided views gather.
+        auto *contig = llvm::BasicBlock::Create(ctx_, "row.contig", fn_);
+        auto *strided = llvm::BasicBlock::Create(ctx_, "row.strided", fn_);
+        auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+        llvm::Value *stored = isLoad ? nullptr : loadElems(k, lp, L, tail);
+        b_.CreateCondBr(unit, contig, strided);
+        b_.SetInsertPoint(contig);
+        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, j)));
+        llvm::Value *v1 = nullptr;
+        if (isLoad)
+          v1 = b_.CreateMaskedLoad(vt, gp, al, m, other);
+        else
+          b_.CreateMaskedStore(stored, gp, al, m);
+        llvm::BasicBlock *contigEnd = b_.GetInsertBlock();
+        b_.CreateBr(next);
+        b_.SetInsertPoint(strided);
+        llvm::Value *ptrs = b_.CreateGEP(
+            memType(k), t.data,
+            b_.CreateAdd(b_.CreateVectorSplat(L, g),
+                         b_.CreateMul(cols, b_.CreateVectorSplat(L, lastStride))));
+        llvm::Value *v2 = nullptr;
+        if (isLoad)
+          v2 = b_.CreateMaskedGather(vt, ptrs, al, m, other);
+        else
+          b_.CreateMaskedScatter(stored, ptrs, al, m);
+        llvm::BasicBlock *stridedEnd = b_.GetInsertBlock();
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
         if (isLoad) {
-          llvm::Value *v = b_.CreateMaskedLoad(vt, gp, al, m, other);
-          storeElems(k, v, lp, L, cnt < L ? prefixMask(cnt, L) : nullptr);
-        } else {
-          llvm::Value *v = loadElems(k, lp, L, cnt < L ? prefixMask(cnt, L) : nullptr);
-          b_.CreateMaskedStore(v, gp, al, m);
+          llvm::PHINode *v = b_.CreatePHI(vt, 2);
+          v->addIncoming(v1, contigEnd);
+          v->addIncoming(v2, stridedEnd);
+          storeElems(k, v, lp, L, tail);
         }
       };
       int64_t full = n / L * L;
@@ -675,11 +701,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
       if (full < n)
         chunk(i64(full), static_cast<unsigned>(n - full));
     });
-  }
-  b_.CreateBr(done);
-  llvm::BasicBlock *rowsEnd = b_.GetInsertBlock();
-  b_.SetInsertPoint(elems);
-  {
+  } else {
     llvm::Value *other = isLoad ? otherValue(k, op.attrs().floatValue) : nullptr;
     llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
     emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
@@ -723,18 +745,16 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.SetInsertPoint(done);
   if (forwardLoad) {
     Forwarded f;
-    llvm::PHINode *base = b_.CreatePHI(b_.getPtrTy(), 3, "tile.base");
+    llvm::PHINode *base = b_.CreatePHI(b_.getPtrTy(), 2, "tile.base");
     base->addIncoming(globalBase, fastEnd);
     base->addIncoming(buf, slowEnd);
-    base->addIncoming(buf, rowsEnd);
     f.base = base;
     int64_t tileStride = 1;
     f.strides.resize(r);
     for (unsigned d = r; d-- > 0;) {
-      llvm::PHINode *st = b_.CreatePHI(b_.getInt64Ty(), 3);
+      llvm::PHINode *st = b_.CreatePHI(b_.getInt64Ty(), 2);
       st->addIncoming(t.strides[lead + d], fastEnd);
       st->addIncoming(i64(tileStride), slowEnd);
-      st->addIncoming(i64(tileStride), rowsEnd);
       f.strides[d] = st;
       tileStride *= shape[d];
     }
