@@ -24,17 +24,6 @@ using ops::DType;
 namespace {
 
 
-template <typename F> double medianSeconds(F &&f, int reps = 9) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 double fmaPeak() {
   static const double peak = bench::fmaPeakGflops();
   return peak;
@@ -56,10 +45,10 @@ void BM_MatmulSingleCore(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
   double flops = 2.0 * m * n * k;
-  double gen = medianSeconds([&] {
+  double gen = 1e-6 * ops::medianMicroseconds([&] {
     llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
   });
-  double twin = medianSeconds([&] { ops::matmulHandwritten(t, a.data(), b.data(), c.data(), m, n, k, 1); });
+  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::matmulHandwritten(t, a.data(), b.data(), c.data(), m, n, k, 1); });
   state.counters["GFLOPs"] = flops / gen / 1e9;
   state.counters["fma_peak_GFLOPs"] = fmaPeak();
   state.counters["of_peak"] = flops / gen / 1e9 / fmaPeak();
@@ -81,10 +70,10 @@ void BM_Softmax(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
   double bytes = 2.0 * x.size();
-  double gen = medianSeconds([&] {
+  double gen = 1e-6 * ops::medianMicroseconds([&] {
     llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
   });
-  double twin = medianSeconds([&] { ops::softmaxHandwritten(t, x.data(), y.data(), m, n); });
+  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::softmaxHandwritten(t, x.data(), y.data(), m, n); });
   double bw = bench::readBandwidthGBs(x.size(), omp_get_max_threads());
   state.counters["GBs"] = bytes / gen / 1e9;
   state.counters["read_bw_GBs"] = bw;
@@ -104,10 +93,10 @@ void BM_Axpby(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
   double bytes = 3.0 * x.size();
-  double gen = medianSeconds([&] {
+  double gen = 1e-6 * ops::medianMicroseconds([&] {
     llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
   });
-  double twin = medianSeconds([&] { ops::axpbyHandwritten(t, x.data(), y.data(), n, 1.0f, 0.5f); });
+  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::axpbyHandwritten(t, x.data(), y.data(), n, 1.0f, 0.5f); });
   double copy = bench::copyBandwidthGBs(x.size(), omp_get_max_threads());
   state.counters["GBs"] = bytes / gen / 1e9;
   state.counters["copy_bw_GBs"] = copy;
@@ -139,10 +128,10 @@ void BM_FlashAttention(benchmark::State &state) {
   // Causal: about half of the S x L score matrix is computed.
   double flops = 4.0 * s.batch * s.heads * s.queries * s.keys * s.dim *
                  (1.0 - 0.5 * s.queries / s.keys);
-  double gen = medianSeconds([&] {
+  double gen = 1e-6 * ops::medianMicroseconds([&] {
     llvm::consumeError(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()).takeError());
   }, 3);
-  double twin = medianSeconds([&] {
+  double twin = 1e-6 * ops::medianMicroseconds([&] {
     ops::attentionHandwritten(t, s, q.data(), k.data(), v.data(), o.data());
   }, 3);
   int cores = omp_get_max_threads();

@@ -94,6 +94,8 @@ private:
   std::optional<int64_t> constEval(const Expr &e);
   std::optional<std::vector<int64_t>> constShape(const Expr &e,
                                                  const std::string &what);
+  /// One dimension of a tile shape: a positive compile-time constant.
+  std::optional<int64_t> constDim(const Expr &d, const std::string &what);
 
   // Values.
   ir::Value *paramValue(unsigned i) {
@@ -305,16 +307,9 @@ std::optional<Type> Sema::resolveType(const TypeRef &t) {
     return Type::scalar(*elem);
   std::vector<int64_t> shape;
   for (const ExprPtr &d : t.dims) {
-    auto v = constEval(*d);
-    if (!v) {
-      error(d->loc, "tile dimension must be a compile-time constant");
+    auto v = constDim(*d, "tile type");
+    if (!v)
       return std::nullopt;
-    }
-    if (*v <= 0) {
-      error(d->loc, "tile dimension must be positive, got " +
-                        std::to_string(*v));
-      return std::nullopt;
-    }
     shape.push_back(*v);
   }
   if (shape.size() > 4) {
@@ -389,6 +384,19 @@ std::optional<int64_t> Sema::constEval(const Expr &e) {
   }
 }
 
+std::optional<int64_t> Sema::constDim(const Expr &d, const std::string &what) {
+  auto v = constEval(d);
+  if (!v) {
+    error(d.loc, "tile shape must be a compile-time constant (in " + what + ")");
+    return std::nullopt;
+  }
+  if (*v <= 0) {
+    error(d.loc, "tile dimension must be positive, got " + std::to_string(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<std::vector<int64_t>> Sema::constShape(const Expr &e,
                                                      const std::string &what) {
   if (e.kind != ExprKind::List) {
@@ -397,17 +405,9 @@ std::optional<std::vector<int64_t>> Sema::constShape(const Expr &e,
   }
   std::vector<int64_t> shape;
   for (const ExprPtr &d : e.args) {
-    auto v = constEval(*d);
-    if (!v) {
-      error(d->loc, "tile shape must be a compile-time constant (in " + what +
-                        ")");
+    auto v = constDim(*d, what);
+    if (!v)
       return std::nullopt;
-    }
-    if (*v <= 0) {
-      error(d->loc, "tile dimension must be positive, got " +
-                        std::to_string(*v));
-      return std::nullopt;
-    }
     shape.push_back(*v);
   }
   if (shape.empty() || shape.size() > 4) {

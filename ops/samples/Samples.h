@@ -13,6 +13,8 @@
 
 #include "jit/Compiler.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -35,6 +37,20 @@ std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
                                         double lo = -2, double hi = 2);
 /// Largest |a[i] - b[i]| over `n` elements of `t`.
 double maxAbsDiff(DType t, const void *a, const void *b, int64_t n);
+
+/// Median wall time of `reps` runs of `fn`, in microseconds.
+template <typename F> double medianMicroseconds(F &&fn, int reps = 7) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto s = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::micro>(
+                    std::chrono::steady_clock::now() - s)
+                    .count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
 
 //===----------------------------------------------------------------------===//
 // Generated kernels (JIT-compiled; `threads` > 0 caps the cores)

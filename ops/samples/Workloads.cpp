@@ -12,21 +12,6 @@ namespace tilejit::ops {
 
 namespace {
 
-template <typename F> double medianUs(F &&fn, int reps = 7) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(
-                    std::chrono::steady_clock::now() - s)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-
-
 /// Fills the compile fields of a result from the first request.
 bool record(WorkloadResult &r, llvm::Expected<jit::KernelRef> &k) {
   if (!k) {
@@ -52,10 +37,10 @@ WorkloadResult axpbyWorkload() {
   axpbyReference(DType::F16, x.data(), want.data(), n, 0.5f, 0.25f);
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), n);
   r.passed = r.maxAbsErr == 0; // same f32 operations: bit-exact
-  r.generatedUs = medianUs([&] {
+  r.generatedUs = medianMicroseconds([&] {
     llvm::consumeError(runAxpby(c, DType::F16, x.data(), y.data(), n, 0.5f, 0.25f).takeError());
   });
-  r.handwrittenUs = medianUs([&] { axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f); });
+  r.handwrittenUs = medianMicroseconds([&] { axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f); });
   return r;
 }
 
@@ -72,10 +57,10 @@ WorkloadResult softmaxWorkload() {
   softmaxReference(DType::F16, x.data(), want.data(), m, n);
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-3; // f16 storage: 2^-11 at 1.0, plus f32 math
-  r.generatedUs = medianUs([&] {
+  r.generatedUs = medianMicroseconds([&] {
     llvm::consumeError(runSoftmax(c, DType::F16, x.data(), y.data(), m, n).takeError());
   });
-  r.handwrittenUs = medianUs([&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); });
+  r.handwrittenUs = medianMicroseconds([&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); });
   return r;
 }
 
@@ -92,10 +77,10 @@ WorkloadResult matmulWorkload(DType t) {
   matmulReference(t, a.data(), b.data(), want.data(), m, n, k);
   r.maxAbsErr = maxAbsDiff(DType::F32, out.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-6 * k * 4; // f32 accumulation of exact products
-  r.generatedUs = medianUs([&] {
+  r.generatedUs = medianMicroseconds([&] {
     llvm::consumeError(runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k).takeError());
   });
-  r.handwrittenUs = medianUs([&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); });
+  r.handwrittenUs = medianMicroseconds([&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); });
   return r;
 }
 
@@ -121,10 +106,10 @@ WorkloadResult attentionWorkload() {
   attentionReference(DType::F16, s, q.data(), k.data(), v.data(), want.data());
   r.maxAbsErr = maxAbsDiff(DType::F16, o.data(), want.data(), qn);
   r.passed = r.maxAbsErr <= 4e-3; // f16 storage of values in [-2, 2]
-  r.generatedUs = medianUs([&] {
+  r.generatedUs = medianMicroseconds([&] {
     llvm::consumeError(runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data()).takeError());
   });
-  r.handwrittenUs = medianUs([&] {
+  r.handwrittenUs = medianMicroseconds([&] {
     attentionHandwritten(DType::F16, s, q.data(), k.data(), v.data(), twin.data());
   });
   return r;
