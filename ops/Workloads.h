@@ -51,6 +51,15 @@ struct BuiltinKernel {
 /// Every built-in kernel (for `tilejit dump`).
 const std::vector<BuiltinKernel> &builtinKernels();
 
+/// Each operator's demo workloads and built-in kernels, defined in its folder
+/// (ops/<operator>/<Operator>Workloads.cpp); workloads() and builtinKernels()
+/// list them after the samples. Referencing them also links each operator's
+/// aclnn registration into programs that use the static library.
+std::vector<Workload> scatterPaKvCacheWorkloads();
+std::vector<BuiltinKernel> scatterPaKvCacheKernels();
+std::vector<Workload> gatherPaKvCacheWorkloads();
+std::vector<BuiltinKernel> gatherPaKvCacheKernels();
+
 } // namespace tilejit::ops
 
 #endif

@@ -1,0 +1,130 @@
+//===- KvCache.cpp - What the paged KV-cache operators share --------------===//
+#include "ops/common/KvCache.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace tilejit::ops {
+
+using runtime::DataType;
+using runtime::Status;
+
+bool isKvDataType(DataType type) {
+  switch (type) {
+  case DataType::Float16:
+  case DataType::Float:
+  case DataType::BFloat16:
+  case DataType::Int8:
+  case DataType::UInt8:
+  case DataType::Int16:
+  case DataType::UInt16:
+  case DataType::Int32:
+  case DataType::UInt32:
+  case DataType::HiFloat8:
+  case DataType::Float8E5M2:
+  case DataType::Float8E4M3FN:
+    return true;
+  default:
+    return false;
+  }
+}
+
+const char *kvDataTypeList() {
+  return "FLOAT16, FLOAT, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, "
+         "HIFLOAT8, FLOAT8_E5M2, FLOAT8_E4M3FN";
+}
+
+bool isIndexDataType(DataType type) {
+  return type == DataType::Int32 || type == DataType::Int64;
+}
+
+int64_t nzStripElems(DataType type) {
+  int64_t size = runtime::elementSize(type);
+  return size > 0 ? 32 / size : 0;
+}
+
+const char *copyKind(int64_t bytes) {
+  switch (bytes) {
+  case 1:
+    return "u8";
+  case 2:
+    return "u16";
+  default:
+    return "u32";
+  }
+}
+
+const char *indexKind(DataType type) {
+  return type == DataType::Int64 ? "i64" : "i32";
+}
+
+std::optional<FlatView> collapse(const runtime::TensorView &view,
+                                 const std::vector<int> &groups) {
+  FlatView flat;
+  flat.data = view.firstElement();
+  size_t axis = 0;
+  for (int count : groups) {
+    if (count < 1 || axis + static_cast<size_t>(count) > view.shape.size())
+      return std::nullopt;
+    // Walk the group from its innermost axis outwards.
+    int64_t size = 1, stride = 1;
+    bool first = true;
+    for (size_t k = axis + static_cast<size_t>(count); k-- > axis;) {
+      int64_t n = view.shape[k], s = view.strides[k];
+      if (n == 1)
+        continue;
+      if (first) {
+        size = n;
+        stride = s;
+        first = false;
+      } else if (s == size * stride) {
+        size *= n;
+      } else if (n != 0 && size != 0) {
+        return std::nullopt;
+      } else {
+        size *= n;
+      }
+    }
+    flat.sizes.push_back(size);
+    flat.strides.push_back(stride);
+    axis += static_cast<size_t>(count);
+  }
+  if (axis != view.shape.size())
+    return std::nullopt;
+  return flat;
+}
+
+Status getKernel(const jit::KernelSource &source, const std::string &kernel,
+                 const jit::Specialization &spec,
+                 std::shared_ptr<const jit::CompiledKernel> &out) {
+  auto ref = jit::Compiler::instance().get(source, kernel, spec);
+  if (!ref)
+    return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
+                         " of ", source.name(),
+                         " did not compile: ", llvm::toString(ref.takeError()));
+  out = ref->kernel;
+  return Status::ok();
+}
+
+Status launchKernel(const jit::CompiledKernel &kernel, const rt::ArgPack &args,
+                    const char *what) {
+  if (llvm::Error err = kernel.launch(args))
+    return Status::error(runtime::status::Inner, what, ": ",
+                         llvm::toString(std::move(err)));
+  return Status::ok();
+}
+
+int64_t programsFor(int64_t work) {
+  static const int64_t threads = [] {
+    int64_t n = omp_get_max_threads();
+    if (const char *env = std::getenv("TILEJIT_NUM_THREADS"))
+      if (int64_t cap = std::atoi(env); cap > 0)
+        n = std::min(n, cap);
+    return std::max<int64_t>(n, 1);
+  }();
+  return std::clamp<int64_t>(work, 1, threads * 4);
+}
+
+} // namespace tilejit::ops

@@ -1,0 +1,75 @@
+//===- KvCache.h - What the paged KV-cache operators share -------*- C++ -*-===//
+///
+/// \file
+/// Host-side helpers of the operators that move KV-cache rows
+/// (ScatterPaKvCache, GatherPaKvCache, and the paged paths of the attention
+/// operators): the dtype lists of the specs, the FRACTAL_NZ strip width,
+/// the DSL kinds that carry an element of a given width, collapsing a view's
+/// axes into the 2-D/3-D views the kernels take, and fetching a compiled
+/// kernel as a runtime::Status.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_COMMON_KVCACHE_H
+#define TILEJIT_OPS_COMMON_KVCACHE_H
+
+#include "jit/Compiler.h"
+#include "ops/runtime/Status.h"
+#include "ops/runtime/TensorView.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilejit::ops {
+
+/// The twelve KV element types of the specs ("L12"): FLOAT16, FLOAT,
+/// BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, HIFLOAT8,
+/// FLOAT8_E5M2, FLOAT8_E4M3FN.
+bool isKvDataType(runtime::DataType type);
+/// "FLOAT16, FLOAT, ..." (for messages).
+const char *kvDataTypeList();
+/// INT32 or INT64.
+bool isIndexDataType(runtime::DataType type);
+
+/// Elements per 32-byte FRACTAL_NZ strip: 32 / sizeof(type).
+int64_t nzStripElems(runtime::DataType type);
+
+/// The unsigned DSL kind of an element of `bytes` bytes ("u8", "u16",
+/// "u32"): byte-exact moves specialise on the width only.
+const char *copyKind(int64_t bytes);
+/// "i32" or "i64" for an index dtype.
+const char *indexKind(runtime::DataType type);
+
+/// A view re-expressed with fewer axes (for rt::ArgPack::tensor).
+struct FlatView {
+  void *data = nullptr;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+/// Merges the axes of `view` in groups: `groups` lists the number of
+/// consecutive source axes per result axis (they must add up to the rank).
+/// A group merges only if its axes are nested (stride[k] == size[k+1] *
+/// stride[k+1], size-1 axes ignored); otherwise nullopt.
+std::optional<FlatView> collapse(const runtime::TensorView &view,
+                                 const std::vector<int> &groups);
+
+/// A compiled kernel for an operator, or 561003 naming the kernel and the
+/// compiler's message.
+runtime::Status getKernel(const jit::KernelSource &source,
+                          const std::string &kernel,
+                          const jit::Specialization &spec,
+                          std::shared_ptr<const jit::CompiledKernel> &out);
+
+/// Launches `kernel` and turns a launch error into 561000 naming `what`.
+runtime::Status launchKernel(const jit::CompiledKernel &kernel,
+                             const rt::ArgPack &args, const char *what);
+
+/// The number of programs a grid-stride kernel should use for `work` units:
+/// enough to keep every core busy, at most `work`, at least 1.
+int64_t programsFor(int64_t work);
+
+} // namespace tilejit::ops
+
+#endif

@@ -1,0 +1,576 @@
+//===- ScatterPaKvCache.cpp - Validation, scenario choice and launch ------===//
+//
+// Section numbers refer to ../shared/spec/scatter_pa_kv_cache.md.
+//
+//===----------------------------------------------------------------------===//
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+
+#include "ops/Embedded.h"
+#include "ops/common/KvCache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+namespace tilejit::ops {
+
+using runtime::DataType;
+using runtime::Status;
+using runtime::TensorView;
+namespace status = runtime::status;
+
+namespace {
+
+const jit::KernelSource &source() {
+  static const jit::KernelSource &src =
+      embeddedKernel("ops/scatter_pa_kv_cache/scatter_pa_kv_cache.tile");
+  return src;
+}
+
+/// The scenarios of section 4.
+enum class Scenario { S1, S2, S3, S4, S5, S6 };
+/// What the compressed scenarios do with a head (the kernel's MODE).
+enum class HeadMode { Tail, Mean, Drop };
+
+bool normLike(const char *mode) {
+  return !mode || !*mode || std::string_view(mode) == "Norm";
+}
+bool noneLike(const char *mode) {
+  return !mode || !*mode || std::string_view(mode) == "None";
+}
+bool is(const char *mode, std::string_view name) {
+  return mode && std::string_view(mode) == name;
+}
+
+Status tiling(const auto &...parts) {
+  return Status::error(status::InnerTilingError, parts...);
+}
+Status invalid(const auto &...parts) {
+  return Status::error(status::ParamInvalid, parts...);
+}
+
+std::string shapeOf(const TensorView &t) { return runtime::shapeToString(t.shape); }
+
+/// "name: must be <rank>-D, got [..]" unless `t` has rank `rank`.
+Status requireRank(const TensorView &t, const char *name, int64_t rank,
+                   const char *why) {
+  if (t.rank() != rank)
+    return tiling(name, ": must be ", rank, "-D ", why, ", got ", shapeOf(t));
+  return Status::ok();
+}
+
+/// Section 7, step 4: the dtype rules.
+Status checkDtypes(const aclnn::ScatterPaKvCacheArgs &a) {
+  auto kv = [](const TensorView &t, const char *name) {
+    if (!isKvDataType(t.dtype))
+      return invalid(name, ": dtype ", t.dtype, " is not supported (expected one of ",
+                     kvDataTypeList(), ")");
+    return Status::ok();
+  };
+  if (Status s = kv(*a.key, "key"); !s)
+    return s;
+  if (Status s = kv(*a.keyCacheRef, "keyCacheRef"); !s)
+    return s;
+  if (!isIndexDataType(a.slotMapping->dtype))
+    return invalid("slotMapping: dtype ", a.slotMapping->dtype,
+                   " is not supported (expected INT32 or INT64)");
+  if (a.keyCacheRef->dtype != a.key->dtype)
+    return invalid("keyCacheRef: dtype ", a.keyCacheRef->dtype,
+                   " must equal key's dtype ", a.key->dtype);
+  if (Status s = kv(*a.value, "value"); !s)
+    return s;
+  if (Status s = kv(*a.valueCacheRef, "valueCacheRef"); !s)
+    return s;
+  if (a.valueCacheRef->dtype != a.value->dtype)
+    return invalid("valueCacheRef: dtype ", a.valueCacheRef->dtype,
+                   " must equal value's dtype ", a.value->dtype);
+  if (a.value->dtype != a.key->dtype)
+    return invalid("value: dtype ", a.value->dtype, " must equal key's dtype ",
+                   a.key->dtype);
+  const std::pair<const TensorView *, const char *> optional[] = {
+      {a.compressLensOptional, "compressLensOptional"},
+      {a.compressSeqOffsetOptional, "compressSeqOffsetOptional"},
+      {a.seqLensOptional, "seqLensOptional"}};
+  for (auto [t, name] : optional)
+    if (t && t->dtype != a.slotMapping->dtype)
+      return invalid(name, ": dtype ", t->dtype,
+                     " must equal slotMapping's dtype ", a.slotMapping->dtype);
+  return Status::ok();
+}
+
+/// Section 4: the scenario, after the mode strings are known to be valid.
+Status selectScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario &scenario,
+                      HeadMode &mode, bool &nct) {
+  const char *cm = a.cacheModeOptional, *sm = a.scatterModeOptional;
+  if (!normLike(cm) && !is(cm, "PA_NZ"))
+    return tiling("cacheModeOptional: \"", cm,
+                  "\" is not a cache mode (expected \"Norm\" or \"PA_NZ\")");
+  if (!noneLike(sm) && !is(sm, "Nct") && !is(sm, "Alibi") && !is(sm, "Rope") &&
+      !is(sm, "Omni"))
+    return tiling("scatterModeOptional: \"", sm,
+                  "\" is not a scatter mode (expected \"None\", \"Nct\", "
+                  "\"Alibi\", \"Rope\" or \"Omni\")");
+  const bool valueScalar = a.value->rank() == 0,
+             cacheScalar = a.valueCacheRef->rank() == 0;
+  if (valueScalar != cacheScalar)
+    return tiling("value and valueCacheRef: key-only needs both 0-D, got ",
+                  shapeOf(*a.value), " and ", shapeOf(*a.valueCacheRef));
+  const bool keyOnly = valueScalar;
+  if (!keyOnly && a.value->rank() != a.key->rank())
+    return tiling("value: rank must equal key's (", a.key->rank(), "), got ",
+                  shapeOf(*a.value));
+  nct = false;
+  mode = HeadMode::Tail;
+  if (a.key->rank() == 4) {
+    if (!normLike(cm))
+      return tiling("cacheModeOptional: a 4-D key needs the Norm cache mode, got \"PA_NZ\"");
+    if (keyOnly)
+      return tiling("value: key-only (0-D value) is not supported with a 4-D key");
+    scenario = Scenario::S3;
+    mode = a.compressSeqOffsetOptional ? HeadMode::Mean : HeadMode::Tail;
+    return Status::ok();
+  }
+  if (is(cm, "PA_NZ")) {
+    if (keyOnly)
+      return tiling("value: key-only (0-D value) is not supported with PA_NZ");
+    scenario = Scenario::S1;
+    return Status::ok();
+  }
+  if (noneLike(sm) || is(sm, "Nct")) {
+    scenario = keyOnly ? Scenario::S6 : Scenario::S2;
+    nct = is(sm, "Nct");
+    return Status::ok();
+  }
+  if (keyOnly)
+    return tiling("value: key-only (0-D value) is not supported with scatter mode \"",
+                  sm, "\"");
+  if (is(sm, "Alibi")) {
+    scenario = Scenario::S4;
+    return Status::ok();
+  }
+  scenario = Scenario::S5;
+  mode = is(sm, "Rope") ? HeadMode::Mean : HeadMode::Drop;
+  return Status::ok();
+}
+
+/// The Nct rules for one of key/value: strides/offsets given, in range, and
+/// the windows inside the buffer.
+Status checkNct(const aclnn::ScatterPaKvCacheArgs &a, int which,
+                const TensorView &t, const char *name) {
+  if (!a.stridesOptional || a.stridesOptional->size() != 2)
+    return tiling("stridesOptional: Nct needs exactly 2 values {strideK, strideV}");
+  if (!a.offsetsOptional || a.offsetsOptional->size() != 2)
+    return tiling("offsetsOptional: Nct needs exactly 2 values {offsetK, offsetV}");
+  int64_t stride = (*a.stridesOptional)[which], offset = (*a.offsetsOptional)[which];
+  if (stride < 1)
+    return tiling("stridesOptional[", which, "]: must be >= 1, got ", stride);
+  if (offset < 0)
+    return tiling("offsetsOptional[", which, "]: must be >= 0, got ", offset);
+  int64_t rows = t.dim(0), row = t.dim(1) * t.dim(2);
+  int64_t available = t.storageNumel() - t.offset;
+  if (rows > 0 && offset + (rows - 1) * stride + row > available)
+    return tiling(name, ": Nct window offset ", offset, " + (", rows, " - 1) * stride ",
+                  stride, " + ", row, " exceeds its buffer of ", available,
+                  " elements");
+  return Status::ok();
+}
+
+/// Section 7, step 5: the rules of the chosen scenario.
+Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
+                     HeadMode mode, bool nct) {
+  const TensorView &k = *a.key, &kc = *a.keyCacheRef, &v = *a.value,
+                   &vc = *a.valueCacheRef, &slots = *a.slotMapping;
+  if (Status s = requireRank(kc, "keyCacheRef", 4, "(a paged cache)"); !s)
+    return s;
+  if (sc == Scenario::S1 || sc == Scenario::S2 || sc == Scenario::S6) {
+    if (slots.rank() != 1 || slots.dim(0) != k.dim(0))
+      return tiling("slotMapping: must be 1-D of length key.shape[0] = ", k.dim(0),
+                    ", got ", shapeOf(slots));
+    if (sc != Scenario::S6) {
+      if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
+        return s;
+      if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
+        return tiling("value: shape[0:2] must equal key's ", k.dim(0), ", ", k.dim(1),
+                      ", got ", shapeOf(v));
+    }
+  }
+  const int64_t n = k.rank() == 3 ? k.dim(1) : k.dim(2), dk = k.dim(-1);
+  if (sc == Scenario::S2 || sc == Scenario::S6) {
+    if (kc.dim(2) != n || kc.dim(3) != dk)
+      return tiling("keyCacheRef: shape[2:4] must be [N, Dk] = [", n, ", ", dk,
+                    "], got ", shapeOf(kc));
+    if (sc == Scenario::S2) {
+      if (vc.dim(3) != v.dim(2))
+        return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2), ", got ",
+                      shapeOf(vc));
+      if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) || vc.dim(2) != kc.dim(2))
+        return tiling("valueCacheRef: shape[0:3] must equal keyCacheRef's, got ",
+                      shapeOf(vc), " and ", shapeOf(kc));
+    }
+  }
+  if (sc == Scenario::S1) {
+    const int64_t ek = nzStripElems(k.dtype), ev = nzStripElems(v.dtype);
+    const int64_t dv = v.dim(2);
+    if (kc.dim(3) != ek)
+      return tiling("keyCacheRef: PA_NZ last dim must be 32 / sizeof(", k.dtype,
+                    ") = ", ek, ", got ", shapeOf(kc));
+    if (vc.dim(3) != ev)
+      return tiling("valueCacheRef: PA_NZ last dim must be 32 / sizeof(", v.dtype,
+                    ") = ", ev, ", got ", shapeOf(vc));
+    if (dk * k.elementSize() % 32 != 0)
+      return tiling("key: PA_NZ needs Dk * sizeof(dtype) to be a multiple of 32 bytes, got Dk = ",
+                    dk);
+    if (dv * v.elementSize() % 32 != 0)
+      return tiling("value: PA_NZ needs Dv * sizeof(dtype) to be a multiple of 32 bytes, got Dv = ",
+                    dv);
+    if (kc.dim(1) != n * dk / ek)
+      return tiling("keyCacheRef: PA_NZ shape[1] must be N*Dk/Ek = ", n * dk / ek,
+                    ", got ", shapeOf(kc));
+    if (vc.dim(1) != n * dv / ev)
+      return tiling("valueCacheRef: PA_NZ shape[1] must be N*Dv/Ev = ", n * dv / ev,
+                    ", got ", shapeOf(vc));
+    if (kc.dim(0) != vc.dim(0))
+      return tiling("valueCacheRef: shape[0] (blocks) must equal keyCacheRef's ",
+                    kc.dim(0), ", got ", shapeOf(vc));
+    if (kc.dim(2) != vc.dim(2))
+      return tiling("valueCacheRef: shape[2] (block size) must equal keyCacheRef's ",
+                    kc.dim(2), ", got ", shapeOf(vc));
+    if (kc.dim(2) > 65535)
+      return tiling("keyCacheRef: PA_NZ block size must be <= 65535, got ", kc.dim(2));
+  }
+  if (sc != Scenario::S3) {
+    const int64_t bs = sc == Scenario::S1 ? kc.dim(2) : kc.dim(1);
+    if (kc.dim(0) * bs < k.dim(0))
+      return tiling("keyCacheRef: capacity num_blocks * block_size = ", kc.dim(0) * bs,
+                    " must be >= key.shape[0] = ", k.dim(0));
+  }
+  if (nct) {
+    if (Status s = checkNct(a, 0, k, "key"); !s)
+      return s;
+    if (sc == Scenario::S2)
+      if (Status s = checkNct(a, 1, v, "value"); !s)
+        return s;
+  }
+  if (sc == Scenario::S4 || sc == Scenario::S5) {
+    const char *what = sc == Scenario::S4 ? "Alibi" : "Rope/Omni";
+    if (!a.compressLensOptional)
+      return tiling("compressLensOptional: required by scatter mode ", what);
+    if (!a.seqLensOptional)
+      return tiling("seqLensOptional: required by scatter mode ", what);
+    if (sc == Scenario::S5 && !a.compressSeqOffsetOptional)
+      return tiling("compressSeqOffsetOptional: required by scatter mode ", what);
+    const TensorView &seq = *a.seqLensOptional;
+    if (seq.rank() != 1)
+      return tiling("seqLensOptional: must be 1-D [B], got ", shapeOf(seq));
+    const int64_t bn = seq.dim(0) * n;
+    const std::pair<const TensorView *, const char *> perHead[] = {
+        {a.compressLensOptional, "compressLensOptional"},
+        {a.slotMapping, "slotMapping"},
+        {sc == Scenario::S5 ? a.compressSeqOffsetOptional : nullptr,
+         "compressSeqOffsetOptional"}};
+    for (auto [t, name] : perHead)
+      if (t && (t->rank() != 1 || t->dim(0) != bn))
+        return tiling(name, ": must be 1-D of length B*N = ", bn, ", got ", shapeOf(*t));
+    if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
+      return s;
+    if (kc.dim(2) != 1)
+      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(kc));
+    if (vc.dim(2) != 1)
+      return tiling("valueCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(vc));
+    if (kc.dim(3) != dk)
+      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ", shapeOf(kc));
+    if (vc.dim(3) != v.dim(2))
+      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2), ", got ", shapeOf(vc));
+    if (dk != v.dim(2))
+      return tiling("value: scatter mode ", what, " needs Dk == Dv, got ", dk, " and ",
+                    v.dim(2));
+    if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
+      return tiling("value: shape[0:2] must equal key's, got ", shapeOf(v), " and ",
+                    shapeOf(k));
+    if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) || vc.dim(2) != kc.dim(2))
+      return tiling("valueCacheRef: shape[0:3] must equal keyCacheRef's, got ", shapeOf(vc),
+                    " and ", shapeOf(kc));
+    if (sc == Scenario::S5 && k.dtype != DataType::Float16 && k.dtype != DataType::BFloat16)
+      return tiling("key: scatter mode ", a.scatterModeOptional,
+                    " supports FLOAT16 and BFLOAT16 only, got ", k.dtype);
+  }
+  if (sc == Scenario::S3) {
+    if (!a.compressLensOptional)
+      return tiling("compressLensOptional: required with a 4-D key");
+    if (!a.seqLensOptional)
+      return tiling("seqLensOptional: required with a 4-D key");
+    const int64_t b = k.dim(0);
+    if (slots.rank() != 2 || slots.dim(0) != b || slots.dim(1) != n)
+      return tiling("slotMapping: must be 2-D [B, N] = [", b, ", ", n, "], got ",
+                    shapeOf(slots));
+    const TensorView &lens = *a.compressLensOptional;
+    if (lens.rank() != 2 || lens.dim(0) != b || lens.dim(1) != n)
+      return tiling("compressLensOptional: must be 2-D [B, N] = [", b, ", ", n, "], got ",
+                    shapeOf(lens));
+    const TensorView &seq = *a.seqLensOptional;
+    if (seq.rank() != 1 || seq.dim(0) != b)
+      return tiling("seqLensOptional: must be 1-D [B] = [", b, "], got ", shapeOf(seq));
+    if (const TensorView *o = a.compressSeqOffsetOptional)
+      if (o->rank() != 1 || o->dim(0) != b * n)
+        return tiling("compressSeqOffsetOptional: must be 1-D of length B*N = ", b * n,
+                      ", got ", shapeOf(*o));
+    if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1) || v.dim(2) != k.dim(2))
+      return tiling("value: shape[0:3] must equal key's, got ", shapeOf(v), " and ",
+                    shapeOf(k));
+    if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
+      return s;
+    if (kc.dim(2) != 1)
+      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(kc));
+    if (vc.dim(2) != 1)
+      return tiling("valueCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(vc));
+    if (kc.dim(3) != dk)
+      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ", shapeOf(kc));
+    if (vc.dim(3) != v.dim(3))
+      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(3), ", got ", shapeOf(vc));
+    if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1))
+      return tiling("valueCacheRef: shape[0:2] must equal keyCacheRef's, got ", shapeOf(vc),
+                    " and ", shapeOf(kc));
+    if (mode == HeadMode::Mean && k.dtype == DataType::HiFloat8)
+      return tiling("key: averaging (compressSeqOffsetOptional given) does not support HIFLOAT8");
+  }
+  return Status::ok();
+}
+
+/// The kinds the MEAN kernel computes in: element kind T and accumulator A
+/// (section 6); false for the dtypes the kernel does not average.
+bool meanKinds(DataType t, const char *&elem, const char *&acc) {
+  switch (t) {
+  case DataType::Float16: elem = "f16"; acc = "f32"; return true;
+  case DataType::BFloat16: elem = "bf16"; acc = "f32"; return true;
+  case DataType::Float: elem = "f32"; acc = "f32"; return true;
+  case DataType::Int8: elem = "i8"; acc = "i32"; return true;
+  case DataType::Int16: elem = "i16"; acc = "i32"; return true;
+  case DataType::Int32: elem = "i32"; acc = "i32"; return true;
+  case DataType::UInt8: elem = "u8"; acc = "u32"; return true;
+  case DataType::UInt16: elem = "u16"; acc = "u32"; return true;
+  case DataType::UInt32: elem = "u32"; acc = "u32"; return true;
+  default: return false;
+  }
+}
+
+/// Tile length for rows of `elems` elements of `bytes` bytes: the row rounded
+/// up to a power of two, at most 4 KiB per tile.
+int64_t tileFor(int64_t elems, int64_t bytes) {
+  int64_t t = 16;
+  while (t < elems && t * bytes < 4096)
+    t *= 2;
+  return t;
+}
+
+/// A view as the kernel's argument (rank and strides as given).
+struct ArgView {
+  void *data;
+  std::vector<int64_t> sizes, strides;
+};
+
+ArgView asIs(const TensorView &t) { return {t.firstElement(), t.shape, t.strides}; }
+ArgView fromFlat(const FlatView &f) { return {f.data, f.sizes, f.strides}; }
+
+/// Rows of `t` ([rows, N, D] or, with Nct, windows of a flat buffer) as the
+/// [rows, H, D'] view scatter_rows takes: [rows, 1, N*D] when [N, D] nest.
+ArgView rowsView(const TensorView &t, bool nct, int64_t stride, int64_t offset,
+                 bool flat) {
+  const int64_t rows = t.dim(0), n = t.dim(1), d = t.dim(2);
+  if (nct) {
+    void *base = static_cast<char *>(t.firstElement()) + offset * t.elementSize();
+    if (flat)
+      return {base, {rows, 1, n * d}, {stride, n * d, 1}};
+    return {base, {rows, n, d}, {stride, d, 1}};
+  }
+  if (flat)
+    if (auto m = collapse(t, {1, 2}))
+      return {m->data, {rows, 1, n * d}, {m->strides[0], n * d, m->strides[1]}};
+  return asIs(t);
+}
+
+/// A 1-D per-head index tensor [B*N] as [B, N].
+ArgView perHead(const TensorView &t, int64_t b, int64_t n) {
+  if (t.rank() == 2)
+    return asIs(t);
+  const int64_t s = t.strides[0];
+  return {t.firstElement(), {b, n}, {n * s, s}};
+}
+
+/// The prepared launch: the kernel and its argument block.
+struct Launch {
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  rt::ArgPack args;
+};
+
+void pack(rt::ArgPack &p, const ArgView &v) { p.tensor(v.data, v.sizes, v.strides); }
+
+Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
+            bool nct, Launch &out) {
+  const TensorView &k = *a.key, &kc = *a.keyCacheRef, &v = *a.value,
+                   &vc = *a.valueCacheRef, &slots = *a.slotMapping;
+  const int64_t width = k.elementSize();
+  const char *u = copyKind(width), *idx = indexKind(slots.dtype);
+  rt::ArgPack &p = out.args;
+  if (sc == Scenario::S2 || sc == Scenario::S6) {
+    const bool hasV = sc == Scenario::S2;
+    // Caches as [capacity, N, D]; flat rows [capacity, 1, N*D] when both the
+    // cache and its source nest.
+    auto kcRows = collapse(kc, {2, 1, 1});
+    if (!kcRows)
+      return tiling("keyCacheRef: the block and slot axes must nest (stride[0] == "
+                    "shape[1] * stride[1]), got strides ", runtime::shapeToString(kc.strides));
+    auto kcFlat = collapse(kc, {2, 2});
+    const bool kFlat = kcFlat && (nct || collapse(k, {1, 2}));
+    ArgView kcv = kFlat ? ArgView{kcFlat->data, {kcFlat->sizes[0], 1, kcFlat->sizes[1]},
+                                  {kcFlat->strides[0], kcFlat->sizes[1], kcFlat->strides[1]}}
+                        : fromFlat(*kcRows);
+    ArgView kv = rowsView(k, nct, nct ? (*a.stridesOptional)[0] : 0,
+                          nct ? (*a.offsetsOptional)[0] : 0, kFlat);
+    ArgView vv = kv, vcv = kcv;
+    if (hasV) {
+      auto vcRows = collapse(vc, {2, 1, 1});
+      if (!vcRows)
+        return tiling("valueCacheRef: the block and slot axes must nest (stride[0] == "
+                      "shape[1] * stride[1]), got strides ",
+                      runtime::shapeToString(vc.strides));
+      auto vcFlat = collapse(vc, {2, 2});
+      const bool vFlat = vcFlat && (nct || collapse(v, {1, 2}));
+      vcv = vFlat ? ArgView{vcFlat->data, {vcFlat->sizes[0], 1, vcFlat->sizes[1]},
+                            {vcFlat->strides[0], vcFlat->sizes[1], vcFlat->strides[1]}}
+                  : fromFlat(*vcRows);
+      vv = rowsView(v, nct, nct ? (*a.stridesOptional)[1] : 0,
+                    nct ? (*a.offsetsOptional)[1] : 0, vFlat);
+    }
+    jit::Specialization spec{{"U", u}, {"I", idx}, {"HAS_V", hasV ? "true" : "false"},
+                             {"BK", std::to_string(tileFor(kv.sizes[2], width))},
+                             {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
+    if (Status s = getKernel(source(), "scatter_rows", spec, out.kernel); !s)
+      return s;
+    pack(p, kv);
+    pack(p, asIs(slots));
+    pack(p, kcv);
+    pack(p, vv);
+    pack(p, vcv);
+    p.i64(kc.dim(1));
+    p.i64(programsFor(kc.dim(0)));
+    return Status::ok();
+  }
+  if (sc == Scenario::S1) {
+    auto kf = collapse(k, {1, 2}), vf = collapse(v, {1, 2});
+    if (!kf)
+      return tiling("key: PA_NZ needs the [N, D] axes to nest, got strides ",
+                    runtime::shapeToString(k.strides));
+    if (!vf)
+      return tiling("value: PA_NZ needs the [N, D] axes to nest, got strides ",
+                    runtime::shapeToString(v.strides));
+    const int64_t e = kc.dim(3), strips = std::max(kc.dim(1), vc.dim(1));
+    int64_t cb = 1;
+    while (cb < strips && cb * 32 < 1024)
+      cb *= 2;
+    jit::Specialization spec{{"U", u}, {"I", idx}, {"E", std::to_string(e)},
+                             {"CB", std::to_string(cb)}};
+    if (Status s = getKernel(source(), "scatter_nz", spec, out.kernel); !s)
+      return s;
+    pack(p, fromFlat(*kf));
+    pack(p, asIs(slots));
+    pack(p, asIs(kc));
+    pack(p, fromFlat(*vf));
+    pack(p, asIs(vc));
+    p.i64(programsFor(kc.dim(0)));
+    return Status::ok();
+  }
+  // S3, S4, S5: one head vector per cache row.
+  const bool padded = sc == Scenario::S3;
+  auto kcf = collapse(kc, {2, 2}), vcf = collapse(vc, {2, 2});
+  if (!kcf)
+    return tiling("keyCacheRef: the block and slot axes must nest, got strides ",
+                  runtime::shapeToString(kc.strides));
+  if (!vcf)
+    return tiling("valueCacheRef: the block and slot axes must nest, got strides ",
+                  runtime::shapeToString(vc.strides));
+  ArgView kv = asIs(k), vv = asIs(v);
+  if (padded) {
+    auto kr = collapse(k, {2, 1, 1}), vr = collapse(v, {2, 1, 1});
+    if (!kr || !vr)
+      return tiling(!kr ? "key" : "value",
+                    ": the batch and sequence axes of a 4-D key/value must nest");
+    kv = fromFlat(*kr);
+    vv = fromFlat(*vr);
+  }
+  const char *elem = u, *acc = "f32";
+  if (mode == HeadMode::Mean && !meanKinds(k.dtype, elem, acc))
+    return Status::error(status::Inner, "key: averaging ", k.dtype,
+                         " windows is not implemented yet");
+  const int64_t n = padded ? k.dim(2) : k.dim(1);
+  const int64_t b = a.seqLensOptional->dim(0);
+  const char *modeName = mode == HeadMode::Tail ? "TAIL" : mode == HeadMode::Mean ? "MEAN" : "DROP";
+  jit::Specialization spec{{"U", u}, {"T", elem}, {"A", acc}, {"I", idx},
+                           {"MODE", modeName}, {"PADDED", padded ? "true" : "false"},
+                           {"BK", std::to_string(tileFor(kv.sizes[2], width))},
+                           {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
+  if (Status s = getKernel(source(), "scatter_heads", spec, out.kernel); !s)
+    return s;
+  const TensorView *offs = a.compressSeqOffsetOptional;
+  pack(p, kv);
+  pack(p, fromFlat(*kcf));
+  pack(p, vv);
+  pack(p, fromFlat(*vcf));
+  pack(p, perHead(slots, b, n));
+  pack(p, perHead(*a.compressLensOptional, b, n));
+  pack(p, perHead(mode == HeadMode::Tail || !offs ? slots : *offs, b, n));
+  pack(p, asIs(*a.seqLensOptional));
+  p.i64(padded ? k.dim(1) : 0);
+  p.i64(kc.dim(1));
+  p.i64(programsFor(kc.dim(0)));
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
+                               runtime::Executor &executor) {
+  if (Status s = runtime::requireNonNull({{"key", a.key},
+                                          {"keyCacheRef", a.keyCacheRef},
+                                          {"slotMapping", a.slotMapping},
+                                          {"value", a.value},
+                                          {"valueCacheRef", a.valueCacheRef}});
+      !s)
+    return s;
+  if ((a.key->isEmpty() || a.keyCacheRef->isEmpty()) &&
+      (a.value->isEmpty() || a.valueCacheRef->isEmpty()))
+    return Status::ok(); // section 7, step 2: nothing to do
+  if (a.key->rank() != 3 && a.key->rank() != 4)
+    return tiling("key: rank must be 3 or 4, got ", shapeOf(*a.key));
+  if (a.value->rank() != 0 && a.value->rank() != 3 && a.value->rank() != 4)
+    return tiling("value: rank must be 0 (key-only), 3 or 4, got ", shapeOf(*a.value));
+  if (Status s = checkDtypes(a); !s)
+    return s;
+  Scenario sc;
+  HeadMode mode;
+  bool nct;
+  if (Status s = selectScenario(a, sc, mode, nct); !s)
+    return s;
+  if (Status s = checkScenario(a, sc, mode, nct); !s)
+    return s;
+  if (a.key->dim(0) == 0 || (a.slotMapping->isEmpty()))
+    return Status::ok();
+  auto launch = std::make_shared<Launch>();
+  if (Status s = plan(a, sc, mode, nct, *launch); !s)
+    return s;
+  executor.setLaunch([launch](const runtime::LaunchContext &) {
+    return launchKernel(*launch->kernel, launch->args, "ScatterPaKvCache");
+  });
+  return Status::ok();
+}
+
+Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args) {
+  runtime::Executor executor(aclnn::ScatterPaKvCacheArgs::kOpName);
+  if (Status s = prepareScatterPaKvCache(args, executor); !s)
+    return s;
+  return executor.run(runtime::LaunchContext{});
+}
+
+TILEJIT_REGISTER_ACLNN_OP(aclnn::ScatterPaKvCacheArgs, prepareScatterPaKvCache);
+
+} // namespace tilejit::ops

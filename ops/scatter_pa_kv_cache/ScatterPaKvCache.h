@@ -1,0 +1,48 @@
+//===- ScatterPaKvCache.h - ScatterPaKvCache: the C++ API -------*- C++ -*-===//
+///
+/// \file
+/// Writes this step's key/value vectors into a paged KV cache, in every
+/// scenario of ../shared/spec/scatter_pa_kv_cache.md: S2 (ND, contiguous or
+/// Nct windows), S6 (key only), S1 (PA_NZ), S4 (Alibi), S5 (Rope, Omni) and
+/// S3 (4-D key, TAIL or MEAN).
+///
+/// Phase 1 (`prepareScatterPaKvCache`, registered as the aclnn operator's
+/// GetWorkspaceSize) checks every rule of the spec in its order and returns
+/// the first failure (161001, 161002 or 561002, with a message naming the
+/// argument and the rule); it then picks the scenario, compiles (or finds)
+/// the kernel and packs its arguments. Phase 2 only launches. Nothing is
+/// written when phase 1 fails.
+///
+/// The kernels (scatter_pa_kv_cache.tile) move elements by width, so every
+/// dtype of the spec's list is served by three kernels per width.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_OPS_SCATTER_PA_KV_CACHE_SCATTERPAKVCACHE_H
+#define TILEJIT_OPS_SCATTER_PA_KV_CACHE_SCATTERPAKVCACHE_H
+
+#include "ops/aclnn/OpArgs.h"
+#include "ops/runtime/Executor.h"
+#include "ops/runtime/Status.h"
+
+namespace tilejit::ops {
+
+/// Phase 1: validates `args` and fills `executor` (workspace 0, a launch
+/// closure that owns copies of everything it needs). Writes nothing.
+runtime::Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args,
+                                        runtime::Executor &executor);
+
+/// Validates and runs synchronously on the calling thread.
+runtime::Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args);
+
+/// The scalar reference of the spec's pseudo-code (sections 5 and 6), element
+/// by element through the views' strides. `args` must pass phase 1.
+void scatterPaKvCacheReference(const aclnn::ScatterPaKvCacheArgs &args);
+
+/// The hand-written twin of the data-heavy scenarios (S2, S6 and S1 with
+/// contiguous tensors): one memcpy per row or strip, threads over cache
+/// blocks. Returns false (and does nothing) for other scenarios or layouts.
+bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &args);
+
+} // namespace tilejit::ops
+
+#endif

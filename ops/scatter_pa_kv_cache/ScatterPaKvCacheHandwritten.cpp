@@ -1,0 +1,67 @@
+//===- ScatterPaKvCacheHandwritten.cpp - The hand-written twin ------------===//
+//
+// What a careful C++ programmer writes for the data-heavy scenarios: one
+// memcpy per token row (ND) or per 32-byte strip (PA_NZ), threads over cache
+// blocks (thread t owns blocks with blk % threads == t, so no two threads
+// write one row and the later of two equal slots wins, as in the kernels).
+//
+//===----------------------------------------------------------------------===//
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <string_view>
+
+namespace tilejit::ops {
+
+using runtime::TensorView;
+
+bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
+  const TensorView &k = *a.key, &v = *a.value, &kc = *a.keyCacheRef,
+                   &vc = *a.valueCacheRef, &slots = *a.slotMapping;
+  auto mode = [](const char *m) { return std::string_view(m ? m : ""); };
+  const bool nz = mode(a.cacheModeOptional) == "PA_NZ";
+  const std::string_view sm = mode(a.scatterModeOptional);
+  const bool keyOnly = v.rank() == 0;
+  if (k.rank() != 3 || !(nz || sm.empty() || sm == "None") || !k.isContiguous() ||
+      !kc.isContiguous() || !slots.isContiguous() ||
+      (!keyOnly && (!v.isContiguous() || !vc.isContiguous())))
+    return false;
+  const int64_t tokens = k.dim(0), size = k.elementSize();
+  const int64_t kRow = k.dim(1) * k.dim(2) * size;
+  const int64_t vRow = keyOnly ? 0 : v.dim(1) * v.dim(2) * size;
+  const int64_t blocks = kc.dim(0), bs = nz ? kc.dim(2) : kc.dim(1);
+  const bool wide = slots.dtype == runtime::DataType::Int64;
+  const char *kp = k.as<char>(), *vp = keyOnly ? nullptr : v.as<char>();
+  char *kcp = kc.as<char>(), *vcp = keyOnly ? nullptr : vc.as<char>();
+  const void *sp = slots.firstElement();
+  auto slot = [&](int64_t i) -> int64_t {
+    return wide ? static_cast<const int64_t *>(sp)[i] : static_cast<const int32_t *>(sp)[i];
+  };
+  const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), blocks));
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    for (int64_t i = 0; i < tokens; ++i) {
+      const int64_t s = slot(i);
+      if (s < 0 || s / bs >= blocks || (s / bs) % nt != t)
+        continue;
+      const int64_t blk = s / bs, pos = s % bs;
+      if (!nz) {
+        std::memcpy(kcp + s * kRow, kp + i * kRow, static_cast<size_t>(kRow));
+        if (vRow)
+          std::memcpy(vcp + s * vRow, vp + i * vRow, static_cast<size_t>(vRow));
+        continue;
+      }
+      // [nb, C, bs, 32 bytes]: strip c of the token lands at (blk, c, pos).
+      for (int64_t c = 0; c < kRow / 32; ++c)
+        std::memcpy(kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32, kp + i * kRow + c * 32, 32);
+      for (int64_t c = 0; c < vRow / 32; ++c)
+        std::memcpy(vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32, vp + i * vRow + c * 32, 32);
+    }
+  }
+  return true;
+}
+
+} // namespace tilejit::ops
