@@ -338,7 +338,8 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
 }
 
 /// The kinds the MEAN kernel computes in: element kind T and accumulator A
-/// (section 6); false for the dtypes the kernel does not average.
+/// (section 6; FP8 formats move as u8 and convert inside the kernel); false
+/// for the dtypes the kernel does not average.
 bool meanKinds(DataType t, const char *&elem, const char *&acc) {
   switch (t) {
   case DataType::Float16: elem = "f16"; acc = "f32"; return true;
@@ -350,6 +351,8 @@ bool meanKinds(DataType t, const char *&elem, const char *&acc) {
   case DataType::UInt8: elem = "u8"; acc = "u32"; return true;
   case DataType::UInt16: elem = "u16"; acc = "u32"; return true;
   case DataType::UInt32: elem = "u32"; acc = "u32"; return true;
+  case DataType::Float8E5M2:
+  case DataType::Float8E4M3FN: elem = "u8"; acc = "f32"; return true;
   default: return false;
   }
 }
@@ -500,13 +503,17 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
   }
   const char *elem = u, *acc = "f32";
   if (mode == HeadMode::Mean && !meanKinds(k.dtype, elem, acc))
-    return Status::error(status::Inner, "key: averaging ", k.dtype,
-                         " windows is not implemented yet");
+    return tiling("key: averaging does not support ", k.dtype);
+  const char *f8 = mode != HeadMode::Mean                  ? "NONE"
+                   : k.dtype == DataType::Float8E5M2   ? "E5M2"
+                   : k.dtype == DataType::Float8E4M3FN ? "E4M3"
+                                                       : "NONE";
   const int64_t n = padded ? k.dim(2) : k.dim(1);
   const int64_t b = a.seqLensOptional->dim(0);
   const char *modeName = mode == HeadMode::Tail ? "TAIL" : mode == HeadMode::Mean ? "MEAN" : "DROP";
   jit::Specialization spec{{"U", u}, {"T", elem}, {"A", acc}, {"I", idx},
                            {"MODE", modeName}, {"PADDED", padded ? "true" : "false"},
+                           {"F8", f8},
                            {"BK", std::to_string(tileFor(kv.sizes[2], width))},
                            {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
   if (Status s = getKernel(source(), "scatter_heads", spec, out.kernel); !s)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -41,6 +42,48 @@ int64_t index(const TensorView &t, std::initializer_list<int64_t> idx) {
 
 /// One head vector or token vector, as element addresses.
 using Row = std::vector<const char *>;
+
+/// The value of an FP8 code (E5M2: bias 15, 2 mantissa bits, inf/NaN at
+/// exponent 31; E4M3FN: bias 7, 3 mantissa bits, NaN at S.1111.111 only).
+double fp8Value(DataType type, unsigned code) {
+  const bool e5 = type == DataType::Float8E5M2;
+  const int mbits = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+  const unsigned e = (code >> mbits) & (e5 ? 31u : 15u), m = code & ((1u << mbits) - 1);
+  const double sign = (code & 0x80) ? -1.0 : 1.0;
+  if (e5 && e == 31)
+    return m ? std::copysign(std::nan(""), sign) : sign * INFINITY;
+  if (!e5 && e == 15 && m == 7)
+    return std::copysign(std::nan(""), sign);
+  if (e == 0)
+    return sign * std::ldexp(m, 1 - bias - mbits);
+  return sign * std::ldexp((1u << mbits) + m, static_cast<int>(e) - bias - mbits);
+}
+
+/// The FP8 code nearest to `x` by exhaustive search, ties to the even code;
+/// beyond the largest finite value (past the rounding midpoint) E5M2 gives
+/// inf and E4M3FN NaN. A NaN mean is stored as 0x7F.
+unsigned fp8Encode(DataType type, float x) {
+  const bool e5 = type == DataType::Float8E5M2;
+  if (std::isnan(x))
+    return 0x7F; // the canonical NaN, whatever the sign
+  const unsigned sign = std::signbit(x) ? 0x80 : 0;
+  const double a = std::fabs(static_cast<double>(x));
+  if (e5 ? a >= 61440.0 : a > 464.0)
+    return sign | (e5 ? 0x7C : 0x7F);
+  unsigned best = 0;
+  double bestErr = INFINITY;
+  for (unsigned code = 0; code < 0x80; ++code) {
+    const double v = fp8Value(type, code);
+    if (!std::isfinite(v))
+      continue;
+    const double err = std::fabs(v - a);
+    if (err < bestErr || (err == bestErr && (code & 1) == 0)) {
+      best = code;
+      bestErr = err;
+    }
+  }
+  return sign | best;
+}
 
 /// The mean of section 6, element by element.
 void meanInto(DataType type, const std::vector<Row> &rows, std::vector<char> &out) {
@@ -121,8 +164,18 @@ void meanInto(DataType type, const std::vector<Row> &rows, std::vector<char> &ou
       std::memcpy(dst, &q, 4);
       break;
     }
+    case DataType::Float8E5M2:
+    case DataType::Float8E4M3FN: {
+      float acc = 0.0f;
+      each([&](const char *p) {
+        acc = acc + static_cast<float>(fp8Value(type, static_cast<unsigned char>(*p)));
+      });
+      volatile float q = acc / static_cast<float>(n);
+      *dst = static_cast<char>(fp8Encode(type, q));
+      break;
+    }
     default:
-      break; // FP8 averaging: see ScatterPaKvCache.cpp
+      break; // HIFLOAT8 is rejected by phase 1
     }
   }
 }

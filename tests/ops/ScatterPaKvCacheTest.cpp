@@ -90,6 +90,16 @@ struct Tensor {
   }
 };
 
+/// " at byte i: got x, want y" for the first differing byte.
+std::string firstDifference(const std::vector<unsigned char> &got,
+                            const std::vector<unsigned char> &want) {
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+    if (got[i] != want[i])
+      return " at byte " + std::to_string(i) + ": got " + std::to_string(got[i]) +
+             ", want " + std::to_string(want[i]);
+  return "";
+}
+
 /// Index tensor of INT32 or INT64 with `values`.
 std::unique_ptr<Tensor> indices(DataType t, std::vector<int64_t> dims,
                                 const std::vector<int64_t> &values) {
@@ -168,7 +178,8 @@ struct Case {
     ops::scatterPaKvCacheReference(args(&kcRef, &vcRef, st, of));
     aclDestroyIntArray(st);
     aclDestroyIntArray(of);
-    EXPECT_TRUE(keyCache->bytes == kcRef.bytes) << "key cache differs from the reference";
+    EXPECT_TRUE(keyCache->bytes == kcRef.bytes) << "key cache differs from the reference"
+                                                << firstDifference(keyCache->bytes, kcRef.bytes);
     EXPECT_TRUE(valueCache->bytes == vcRef.bytes) << "value cache differs from the reference";
     if (expectChange) {
       EXPECT_TRUE(keyCache->bytes != kc0.bytes) << "nothing was written";
@@ -482,6 +493,37 @@ TEST(ScatterPaKvCache, PaddedMeanEveryArithmetic) { // matrix row 14
     Case c = paddedCase(t, 2, 8, 3, 24, 40, {8, 6}, {3, 3, 5, 2, 0, 6}, {1, -1, 3, 0, 2, 6},
                         {0, 10, 20, 30, 40, 50}, 16, 4, 27);
     c.expectMatchesReference();
+  }
+}
+
+TEST(ScatterPaKvCache, PaddedMeanFp8) {
+  // Random codes (NaN, inf, subnormals included) and then codes whose means
+  // land on subnormals, ties and the overflow edge.
+  for (DataType t : {DataType::Float8E5M2, DataType::Float8E4M3FN}) {
+    SCOPED_TRACE(runtime::dataTypeName(t));
+    Case c = paddedCase(t, 2, 8, 3, 64, 32, {8, 6}, {3, 2, 5, 2, 4, 6}, {1, 0, 3, 0, 2, 0},
+                        {0, 10, 20, 30, 40, 50}, 16, 4, 28);
+    c.key->random(29);
+    c.value->random(30);
+    c.expectMatchesReference();
+    // Every pair of codes of a 2-token window: all 65536 pairs over heads
+    // and elements (N = 4 heads, D = 128: 512 elements per token row).
+    const int64_t n = 4, d = 128;
+    Case pairs = paddedCase(t, 128, 2, n, d, d, std::vector<int64_t>(128, 2),
+                            std::vector<int64_t>(128 * n, 2), std::vector<int64_t>(128 * n, 0),
+                            [&] {
+                              std::vector<int64_t> s(128 * n);
+                              std::iota(s.begin(), s.end(), 0);
+                              return s;
+                            }(),
+                            128, 4, 32);
+    for (int64_t b = 0; b < 128; ++b)
+      for (int64_t x = 0; x < n * d; ++x) {
+        const int64_t pair = b * n * d + x; // 0 .. 65535
+        pairs.key->bytes[static_cast<size_t>((b * 2 + 0) * n * d + x)] = static_cast<unsigned char>(pair & 0xFF);
+        pairs.key->bytes[static_cast<size_t>((b * 2 + 1) * n * d + x)] = static_cast<unsigned char>(pair >> 8);
+      }
+    pairs.expectMatchesReference();
   }
 }
 
