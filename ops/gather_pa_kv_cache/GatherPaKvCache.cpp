@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string_view>
+#include <unordered_map>
 
 namespace tilejit::ops {
 
@@ -222,6 +225,49 @@ struct Launch {
   runtime::KernelUse use;
 };
 
+/// The compiled kernel `kernel` for the specialisation `makeSpec()` names;
+/// `id` packs the same choice into one number. Tiling keys are made once per
+/// id and kept (making one builds strings; a lookup with a ready key is a
+/// hash probe), so a decode-sized call spends well under a microsecond here.
+template <typename MakeSpec>
+Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec, Launch &out) {
+  static std::shared_mutex mutex;
+  static std::unordered_map<uint64_t, jit::TilingKey> keys;
+  jit::Compiler &compiler = jit::Compiler::instance();
+  const jit::TilingKey *key = nullptr;
+  {
+    std::shared_lock lock(mutex);
+    if (auto it = keys.find(id); it != keys.end())
+      key = &it->second; // nodes are never erased: the address stays valid
+  }
+  if (!key) {
+    auto made = compiler.makeKey(source(), kernel, makeSpec());
+    if (!made)
+      return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
+                           source().name(),
+                           " has no tiling key: ", llvm::toString(made.takeError()));
+    std::unique_lock lock(mutex);
+    key = &keys.try_emplace(id, std::move(*made)).first->second;
+  }
+  auto ref = compiler.get(*key, source());
+  if (!ref)
+    return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
+                         source().name(),
+                         " did not compile: ", llvm::toString(ref.takeError()));
+  out.kernel = ref->kernel;
+  out.use = {key->str(), ref->compiled,
+             ref->compiled ? out.kernel->times().total : 0};
+  return Status::ok();
+}
+
+/// Packs the kernel choice into findKernel's id: kernel (2 bits), element
+/// width (3), index type (1), two tile sizes (24 bits each).
+uint64_t kernelId(unsigned kind, int64_t width, bool wideIndex, int64_t t1,
+                  int64_t t2) {
+  return uint64_t(kind) | uint64_t(width) << 2 | uint64_t(wideIndex) << 5 |
+         uint64_t(t1) << 6 | uint64_t(t2) << 30;
+}
+
 void pack(rt::ArgPack &p, const TensorView &t) {
   p.tensor(t.firstElement(), t.shape, t.strides);
 }
@@ -247,6 +293,11 @@ FlatView headsMerged(const FlatView &f) {
   return r;
 }
 
+/// Bytes one program should move at least before another is worth a
+/// thread (a fork costs microseconds; measured on PA_NZ too, whose decode
+/// calls are latency-bound but still lose more to the fork than they gain).
+constexpr int64_t kBytesPerProgram = 64 << 10;
+
 /// The number of programs: enough for the cores when the output is large,
 /// one (no thread fork) for decode-sized calls. Only shapes are used:
 /// phase 1 never reads device data.
@@ -256,7 +307,7 @@ int64_t programsForShapes(const aclnn::GatherPaKvCacheArgs &a, int64_t bs) {
                            (a.valueRef->numel() / t) * a.valueRef->elementSize();
   const int64_t chunks = std::min(a.blockTables->numel(), t / bs + b);
   const int64_t bytes = t * rowBytes;
-  return programsFor(std::min(chunks, bytes / (64 << 10)));
+  return programsFor(std::min(chunks, bytes / kBytesPerProgram));
 }
 
 Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
@@ -264,6 +315,7 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                    &vr = *a.valueRef;
   const int64_t width = kc.elementSize();
   const char *u = copyKind(width), *idx = indexKind(a.blockTables->dtype);
+  const bool wide = a.blockTables->dtype == DataType::Int64;
   const TensorView &offs = a.seqOffsetOptional ? *a.seqOffsetOptional : *a.seqLens;
   const bool hasOff = a.seqOffsetOptional != nullptr;
   rt::ArgPack &p = out.args;
@@ -275,11 +327,13 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   if (nz) {
     const int64_t bs = kc.dim(2);
     const int64_t bt = stepTile(bs, {8, 32, 128});
-    jit::Specialization spec{{"U", u},
-                             {"I", idx},
-                             {"E", std::to_string(kc.dim(3))},
-                             {"BT", std::to_string(bt)}};
-    if (Status s = getKernel(source(), "gather_nz", spec, out.kernel, &out.use); !s)
+    auto spec = [&] {
+      return jit::Specialization{{"U", u},
+                                 {"I", idx},
+                                 {"E", std::to_string(kc.dim(3))},
+                                 {"BT", std::to_string(bt)}};
+    };
+    if (Status s = findKernel("gather_nz", kernelId(0, width, wide, bt, 0), spec, out); !s)
       return s;
     pack(p, kc);
     pack(p, vc);
@@ -296,13 +350,16 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   auto krFlat = flatRuns(kr, {3}), vrFlat = flatRuns(vr, {3});
   if (kcFlat && vcFlat && krFlat && vrFlat) {
     const int64_t hk = kc.dim(2) * kc.dim(3), hv = vc.dim(2) * vc.dim(3);
-    // Tiles of 256 bytes, 2 KiB or 16 KiB: a block's run of bs * H elements
-    // in few tiles, the masked tail of a small run not much larger.
-    const int64_t bt =
-        stepTile(bs * std::max(hk, hv) * width, {256, 2048, 16 << 10}) / width;
-    jit::Specialization spec{{"U", u}, {"I", idx}, {"BT", std::to_string(bt)}};
-    if (Status s = getKernel(source(), "gather_flat", spec, out.kernel, &out.use);
-        !s)
+    // Tiles of 16 KiB, 512 bytes and 32 bytes: fixed by the width, so one
+    // kernel per width and index type serves every shape.
+    auto spec = [&] {
+      return jit::Specialization{{"U", u},
+                                 {"I", idx},
+                                 {"BT", std::to_string((16 << 10) / width)},
+                                 {"BM", std::to_string(512 / width)},
+                                 {"BE", std::to_string(32 / width)}};
+    };
+    if (Status s = findKernel("gather_flat", kernelId(1, width, wide, 0, 0), spec, out); !s)
       return s;
     pack(p, *kcFlat);
     pack(p, *vcFlat);
@@ -338,11 +395,13 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const int64_t heads = std::max(kcv.sizes[2], vcv.sizes[2]);
   const int64_t bd = pow2Tile(inner, 1, 4096 / width);
   const int64_t bn = pow2Tile(heads, 1, std::max<int64_t>(1, 4096 / width / bd));
-  jit::Specialization spec{{"U", u},
-                           {"I", idx},
-                           {"BN", std::to_string(bn)},
-                           {"BD", std::to_string(bd)}};
-  if (Status s = getKernel(source(), "gather_rows", spec, out.kernel, &out.use); !s)
+  auto spec = [&] {
+    return jit::Specialization{{"U", u},
+                               {"I", idx},
+                               {"BN", std::to_string(bn)},
+                               {"BD", std::to_string(bd)}};
+  };
+  if (Status s = findKernel("gather_rows", kernelId(2, width, wide, bn, bd), spec, out); !s)
     return s;
   pack(p, kcv);
   pack(p, vcv);

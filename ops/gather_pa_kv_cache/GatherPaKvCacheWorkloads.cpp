@@ -119,7 +119,8 @@ std::vector<Workload> gatherPaKvCacheWorkloads() {
 std::vector<BuiltinKernel> gatherPaKvCacheKernels() {
   const std::string src = "ops/gather_pa_kv_cache/gather_pa_kv_cache.tile";
   return {
-      {"gather_flat", src, "gather_flat", {{"U", "u16"}, {"I", "i32"}, {"BT", "8192"}}},
+      {"gather_flat", src, "gather_flat",
+       {{"U", "u16"}, {"I", "i32"}, {"BT", "8192"}, {"BM", "256"}, {"BE", "16"}}},
       {"gather_rows", src, "gather_rows",
        {{"U", "u16"}, {"I", "i32"}, {"BN", "1"}, {"BD", "1024"}}},
       {"gather_nz", src, "gather_nz", {{"U", "u16"}, {"I", "i32"}, {"E", "16"}, {"BT", "128"}}},

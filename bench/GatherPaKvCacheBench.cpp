@@ -1,0 +1,207 @@
+//===- GatherPaKvCacheBench.cpp - GatherPaKvCache against its twin and memcpy ===//
+//
+// Prefill-sized gathers (thousands of tokens from caches larger than L2) and
+// decode-sized ones (a few tokens), Norm and PA_NZ. Counters: GB/s of bytes
+// moved (read + written, key and value), the machine's copy bandwidth at the
+// same working-set size measured in this run (`of_copy_bw`, best runs of
+// both), and `vs_handwritten` = twin time / generated time (> 1: generated
+// is faster), the median over alternating runs.
+// BM_GatherHostOverhead times a decode-sized call through the C API (phase 1
+// and phase 2 on the default stream), end to end.
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_gather_pa_kv_cache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/runtime/TensorView.h"
+#include "ops/samples/Samples.h"
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using runtime::DataType;
+using runtime::TensorView;
+
+namespace {
+
+/// One problem: caches, outputs and index tensors, as host buffers and views.
+struct Problem {
+  bool nz = false;
+  int64_t blocks, bs, heads, d, tokens, batches, width;
+  DataType dtype = DataType::Float16;
+  std::vector<unsigned char> keyCache, valueCache, keyOut, valueOut;
+  std::vector<int32_t> table, lens;
+  TensorView views[6];
+  aclnn::GatherPaKvCacheArgs args;
+
+  /// `batches` requests of about `tokens / batches` tokens each, random
+  /// distinct blocks.
+  Problem(bool nzMode, int64_t nb, int64_t blockSize, int64_t n, int64_t dim,
+          int64_t total, int64_t b)
+      : nz(nzMode), blocks(nb), bs(blockSize), heads(n), d(dim), tokens(total),
+        batches(b) {
+    const int64_t size = runtime::elementSize(dtype), row = heads * d;
+    const int64_t e = 32 / size;
+    keyCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 1);
+    valueCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 2);
+    keyOut.assign(static_cast<size_t>(tokens * row * size), 0);
+    valueOut = keyOut;
+    for (int64_t i = 0; i < batches; ++i)
+      lens.push_back(static_cast<int32_t>(tokens / batches + (i < tokens % batches)));
+    width = (tokens / batches + 1 + bs - 1) / bs;
+    std::vector<int32_t> ids(static_cast<size_t>(blocks));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(3));
+    for (int64_t i = 0; i < batches * width; ++i)
+      table.push_back(ids[static_cast<size_t>(i % blocks)]);
+    auto view = [](void *data, DataType t, std::vector<int64_t> shape,
+                   runtime::Format f = runtime::Format::ND) {
+      TensorView v;
+      v.data = data;
+      v.dtype = t;
+      v.format = f;
+      v.strides = runtime::contiguousStrides(shape);
+      v.storageShape = {runtime::shapeNumel(shape)};
+      v.shape = std::move(shape);
+      return v;
+    };
+    const runtime::Format f = nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+    std::vector<int64_t> cacheShape = nz ? std::vector<int64_t>{blocks, row / e, bs, e}
+                                         : std::vector<int64_t>{blocks, bs, heads, d};
+    std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
+                                       : std::vector<int64_t>{tokens, heads, d};
+    views[0] = view(keyCache.data(), dtype, cacheShape, f);
+    views[1] = view(valueCache.data(), dtype, cacheShape, f);
+    views[2] = view(table.data(), DataType::Int32, {batches, width});
+    views[3] = view(lens.data(), DataType::Int32, {batches});
+    views[4] = view(keyOut.data(), dtype, outShape);
+    views[5] = view(valueOut.data(), dtype, outShape);
+    args.keyCache = &views[0];
+    args.valueCache = &views[1];
+    args.blockTables = &views[2];
+    args.seqLens = &views[3];
+    args.keyRef = &views[4];
+    args.valueRef = &views[5];
+    args.cacheMode = nz ? "PA_NZ" : "Norm";
+  }
+  /// Bytes read plus bytes written.
+  double bytesMoved() const { return 2.0 * 2 * static_cast<double>(keyOut.size()); }
+};
+
+/// Seconds of one run of `f`.
+template <typename F> double seconds(F &&f) {
+  auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Times the generated kernel (phase 1 + launch through the C++ API) and the
+/// twin, alternating, so both see the same machine (this one shares its cores
+/// with others): GB/s from the median and from the best run, the copy
+/// bandwidth (best of its runs) at the same size, and the median of the
+/// paired twin/generated ratios.
+void report(benchmark::State &state, Problem &p) {
+  if (runtime::Status s = ops::gatherPaKvCache(p.args); !s) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  for (auto _ : state)
+    (void)ops::gatherPaKvCache(p.args);
+  std::vector<double> gen, twin, ratio;
+  for (int i = 0; i < 31; ++i) {
+    double g = seconds([&] { (void)ops::gatherPaKvCache(p.args); });
+    double t = seconds([&] { ops::gatherPaKvCacheHandwritten(p.args); });
+    gen.push_back(g);
+    twin.push_back(t);
+    ratio.push_back(t / g);
+  }
+  const double bytes = p.bytesMoved();
+  const double copy = bench::copyBandwidthGBs(static_cast<size_t>(bytes / 2),
+                                              omp_get_max_threads());
+  const double best = *std::min_element(gen.begin(), gen.end());
+  state.counters["GBs"] = bytes / median(gen) / 1e9;
+  state.counters["best_GBs"] = bytes / best / 1e9;
+  state.counters["handwritten_GBs"] = bytes / median(twin) / 1e9;
+  state.counters["copy_bw_GBs"] = copy;
+  state.counters["of_copy_bw"] = bytes / best / 1e9 / copy;
+  state.counters["vs_handwritten"] = median(ratio);
+  state.counters["generated_us"] = median(gen) * 1e6;
+  state.counters["handwritten_us"] = median(twin) * 1e6;
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+}
+
+/// Prefill: 8192 tokens, f16, N=8, D=128, bs=128, 16 requests, from caches
+/// of 256 blocks (64 MiB each, far beyond L2).
+void BM_GatherPrefill(benchmark::State &state) {
+  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8192, 16);
+  report(state, p);
+  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
+}
+BENCHMARK(BM_GatherPrefill)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+/// Decode-sized: 8 requests of 1 token each, f16, N=8, D=128, bs=128.
+void BM_GatherDecode(benchmark::State &state) {
+  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8, 8);
+  report(state, p);
+  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
+}
+BENCHMARK(BM_GatherDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+/// Host overhead of a decode-sized call through the C API: aclTensors made
+/// once; each iteration runs phase 1 (validation, kernel lookup, argument
+/// packing) and phase 2 on the default stream (the launch, run inline).
+/// `per_call_us` includes moving the 8 tokens (32 KiB read + written).
+void BM_GatherHostOverhead(benchmark::State &state) {
+  Problem p(false, 256, 128, 8, 128, 8, 8);
+  auto tensor = [](const TensorView &v) {
+    std::vector<int64_t> storage{v.storageShape[0]};
+    return aclCreateTensor(v.shape.data(), v.shape.size(), static_cast<aclDataType>(v.dtype),
+                           v.strides.data(), 0, static_cast<aclFormat>(v.format),
+                           storage.data(), 1, v.data);
+  };
+  aclTensor *t[6];
+  for (int i = 0; i < 6; ++i)
+    t[i] = tensor(p.views[i]);
+  char mode[] = "Norm";
+  auto call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    int rc = aclnnGatherPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], nullptr,
+                                                  mode, false, &ws, &exec);
+    if (rc == 0)
+      rc = aclnnGatherPaKvCache(nullptr, 0, exec, nullptr);
+    return rc;
+  };
+  if (int rc = call(); rc != 0) {
+    state.SkipWithError(aclGetRecentErrMsg());
+    return;
+  }
+  for (auto _ : state)
+    benchmark::DoNotOptimize(call());
+  // Median of batches of 1000 calls, per call.
+  double perCall = ops::medianMicroseconds([&] {
+                     for (int i = 0; i < 1000; ++i)
+                       call();
+                   }) /
+                   1000;
+  state.counters["per_call_us"] = perCall;
+  for (aclTensor *x : t)
+    aclDestroyTensor(x);
+}
+BENCHMARK(BM_GatherHostOverhead)->Unit(benchmark::kMicrosecond);
+
+} // namespace
