@@ -1,4 +1,5 @@
-//===- GatherPaKvCacheBench.cpp - GatherPaKvCache against its twin and memcpy ===//
+//===- GatherPaKvCacheBench.cpp - GatherPaKvCache against its twin and memcpy
+//===//
 //
 // Prefill-sized gathers (thousands of tokens from caches larger than L2) and
 // decode-sized ones (a few tokens), Norm and PA_NZ. Counters: GB/s of bytes
@@ -56,7 +57,8 @@ struct Problem {
     keyOut.assign(static_cast<size_t>(tokens * row * size), 0);
     valueOut = keyOut;
     for (int64_t i = 0; i < batches; ++i)
-      lens.push_back(static_cast<int32_t>(tokens / batches + (i < tokens % batches)));
+      lens.push_back(
+          static_cast<int32_t>(tokens / batches + (i < tokens % batches)));
     width = (tokens / batches + 1 + bs - 1) / bs;
     std::vector<int32_t> ids(static_cast<size_t>(blocks));
     std::iota(ids.begin(), ids.end(), 0);
@@ -74,9 +76,11 @@ struct Problem {
       v.shape = std::move(shape);
       return v;
     };
-    const runtime::Format f = nz ? runtime::Format::FractalNZ : runtime::Format::ND;
-    std::vector<int64_t> cacheShape = nz ? std::vector<int64_t>{blocks, row / e, bs, e}
-                                         : std::vector<int64_t>{blocks, bs, heads, d};
+    const runtime::Format f =
+        nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+    std::vector<int64_t> cacheShape =
+        nz ? std::vector<int64_t>{blocks, row / e, bs, e}
+           : std::vector<int64_t>{blocks, bs, heads, d};
     std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
                                        : std::vector<int64_t>{tokens, heads, d};
     views[0] = view(keyCache.data(), dtype, cacheShape, f);
@@ -94,14 +98,17 @@ struct Problem {
     args.cacheMode = nz ? "PA_NZ" : "Norm";
   }
   /// Bytes read plus bytes written.
-  double bytesMoved() const { return 2.0 * 2 * static_cast<double>(keyOut.size()); }
+  double bytesMoved() const {
+    return 2.0 * 2 * static_cast<double>(keyOut.size());
+  }
 };
 
 /// Seconds of one run of `f`.
 template <typename F> double seconds(F &&f) {
   auto t = std::chrono::steady_clock::now();
   f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
 }
 
 double median(std::vector<double> v) {
@@ -161,17 +168,22 @@ void BM_GatherDecode(benchmark::State &state) {
 }
 BENCHMARK(BM_GatherDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-/// Host overhead of a decode-sized call through the C API: aclTensors made
-/// once; each iteration runs phase 1 (validation, kernel lookup, argument
-/// packing) and phase 2 on the default stream (the launch, run inline).
-/// `per_call_us` includes moving the 8 tokens (32 KiB read + written).
+/// Host overhead of a call through the C API: aclTensors made once; each
+/// iteration runs phase 1 (validation, kernel lookup, argument packing) and
+/// phase 2 on the default stream (the launch, run inline). Arg 0: the
+/// decode-sized call of BM_GatherDecode (8 tokens, 8 x 128 f16 heads: 32 KiB
+/// read + written, included in `per_call_us`); arg 1: one token of 16 f16
+/// elements, so `per_call_us` is nearly all host overhead.
 void BM_GatherHostOverhead(benchmark::State &state) {
-  Problem p(false, 256, 128, 8, 128, 8, 8);
+  const bool tiny = state.range(0) != 0;
+  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128,
+            tiny ? 1 : 8, tiny ? 1 : 8);
   auto tensor = [](const TensorView &v) {
     std::vector<int64_t> storage{v.storageShape[0]};
-    return aclCreateTensor(v.shape.data(), v.shape.size(), static_cast<aclDataType>(v.dtype),
-                           v.strides.data(), 0, static_cast<aclFormat>(v.format),
-                           storage.data(), 1, v.data);
+    return aclCreateTensor(v.shape.data(), v.shape.size(),
+                           static_cast<aclDataType>(v.dtype), v.strides.data(),
+                           0, static_cast<aclFormat>(v.format), storage.data(),
+                           1, v.data);
   };
   aclTensor *t[6];
   for (int i = 0; i < 6; ++i)
@@ -180,8 +192,8 @@ void BM_GatherHostOverhead(benchmark::State &state) {
   auto call = [&] {
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    int rc = aclnnGatherPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], nullptr,
-                                                  mode, false, &ws, &exec);
+    int rc = aclnnGatherPaKvCacheGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], nullptr, mode, false, &ws, &exec);
     if (rc == 0)
       rc = aclnnGatherPaKvCache(nullptr, 0, exec, nullptr);
     return rc;
@@ -202,6 +214,6 @@ void BM_GatherHostOverhead(benchmark::State &state) {
   for (aclTensor *x : t)
     aclDestroyTensor(x);
 }
-BENCHMARK(BM_GatherHostOverhead)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherHostOverhead)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 } // namespace

@@ -62,12 +62,10 @@ Status checkRanks(const aclnn::GatherPaKvCacheArgs &a) {
     const char *name;
     int64_t lo, hi;
   };
-  const Rule rules[] = {{a.keyCache, "keyCache", 4, 4},
-                        {a.valueCache, "valueCache", 4, 4},
-                        {a.blockTables, "blockTables", 2, 2},
-                        {a.seqLens, "seqLens", 1, 1},
-                        {a.keyRef, "keyRef", 2, 3},
-                        {a.valueRef, "valueRef", 2, 3}};
+  const Rule rules[] = {
+      {a.keyCache, "keyCache", 4, 4},       {a.valueCache, "valueCache", 4, 4},
+      {a.blockTables, "blockTables", 2, 2}, {a.seqLens, "seqLens", 1, 1},
+      {a.keyRef, "keyRef", 2, 3},           {a.valueRef, "valueRef", 2, 3}};
   for (const Rule &r : rules) {
     const int64_t rank = r.t->rank();
     if (rank >= r.lo && rank <= r.hi)
@@ -75,8 +73,8 @@ Status checkRanks(const aclnn::GatherPaKvCacheArgs &a) {
     if (r.lo == r.hi)
       return invalid(r.name, ": rank must be ", r.lo, ", got ", rank, " (",
                      shapeOf(*r.t), ")");
-    return invalid(r.name, ": rank must be ", r.lo, " or ", r.hi, ", got ", rank,
-                   " (", shapeOf(*r.t), ")");
+    return invalid(r.name, ": rank must be ", r.lo, " or ", r.hi, ", got ",
+                   rank, " (", shapeOf(*r.t), ")");
   }
   return Status::ok();
 }
@@ -125,11 +123,13 @@ Status checkDtypes(const aclnn::GatherPaKvCacheArgs &a) {
 
 /// Step 5: the shape rules (after steps 1-4 passed).
 Status checkShapes(const aclnn::GatherPaKvCacheArgs &a, bool nz) {
-  const TensorView &kc = *a.keyCache, &vc = *a.valueCache,
-                   &bt = *a.blockTables, &sl = *a.seqLens, &kr = *a.keyRef,
-                   &vr = *a.valueRef;
+  const TensorView &kc = *a.keyCache, &vc = *a.valueCache, &bt = *a.blockTables,
+                   &sl = *a.seqLens, &kr = *a.keyRef, &vr = *a.valueRef;
   const std::pair<const TensorView *, const char *> positive[] = {
-      {&kc, "keyCache"}, {&bt, "blockTables"}, {&sl, "seqLens"}, {&kr, "keyRef"}};
+      {&kc, "keyCache"},
+      {&bt, "blockTables"},
+      {&sl, "seqLens"},
+      {&kr, "keyRef"}};
   for (auto [t, name] : positive)
     for (int64_t i = 0; i < t->rank(); ++i)
       if (t->dim(i) <= 0)
@@ -187,8 +187,9 @@ Status checkShapes(const aclnn::GatherPaKvCacheArgs &a, bool nz) {
     return tiling("valueRef: shape[1:3] must equal valueCache's [N, Dv] = [",
                   vc.dim(2), ", ", vc.dim(3), "], got ", shapeOf(vr));
   if (nz && vr.dim(1) != vc.dim(1) * vc.dim(3))
-    return tiling("valueRef: shape[1] must be valueCache.shape[1] * shape[3] = ",
-                  vc.dim(1) * vc.dim(3), ", got ", shapeOf(vr));
+    return tiling(
+        "valueRef: shape[1] must be valueCache.shape[1] * shape[3] = ",
+        vc.dim(1) * vc.dim(3), ", got ", shapeOf(vr));
   if (const TensorView *o = a.seqOffsetOptional)
     if (o->rank() != 1 || o->dim(0) != b)
       return tiling("seqOffsetOptional: must be 1-D of length batch = ", b,
@@ -230,7 +231,8 @@ struct Launch {
 /// id and kept (making one builds strings; a lookup with a ready key is a
 /// hash probe), so a decode-sized call spends well under a microsecond here.
 template <typename MakeSpec>
-Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec, Launch &out) {
+Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec,
+                  Launch &out) {
   static std::shared_mutex mutex;
   static std::unordered_map<uint64_t, jit::TilingKey> keys;
   jit::Compiler &compiler = jit::Compiler::instance();
@@ -243,9 +245,9 @@ Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec, Launch &ou
   if (!key) {
     auto made = compiler.makeKey(source(), kernel, makeSpec());
     if (!made)
-      return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
-                           source().name(),
-                           " has no tiling key: ", llvm::toString(made.takeError()));
+      return Status::error(
+          status::InnerFindKernel, "kernel ", kernel, " of ", source().name(),
+          " has no tiling key: ", llvm::toString(made.takeError()));
     std::unique_lock lock(mutex);
     key = &keys.try_emplace(id, std::move(*made)).first->second;
   }
@@ -303,8 +305,9 @@ constexpr int64_t kBytesPerProgram = 64 << 10;
 /// phase 1 never reads device data.
 int64_t programsForShapes(const aclnn::GatherPaKvCacheArgs &a, int64_t bs) {
   const int64_t t = a.keyRef->dim(0), b = a.blockTables->dim(0);
-  const int64_t rowBytes = (a.keyRef->numel() / t) * a.keyRef->elementSize() +
-                           (a.valueRef->numel() / t) * a.valueRef->elementSize();
+  const int64_t rowBytes =
+      (a.keyRef->numel() / t) * a.keyRef->elementSize() +
+      (a.valueRef->numel() / t) * a.valueRef->elementSize();
   const int64_t chunks = std::min(a.blockTables->numel(), t / bs + b);
   const int64_t bytes = t * rowBytes;
   return programsFor(std::min(chunks, bytes / kBytesPerProgram));
@@ -316,7 +319,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const int64_t width = kc.elementSize();
   const char *u = copyKind(width), *idx = indexKind(a.blockTables->dtype);
   const bool wide = a.blockTables->dtype == DataType::Int64;
-  const TensorView &offs = a.seqOffsetOptional ? *a.seqOffsetOptional : *a.seqLens;
+  const TensorView &offs =
+      a.seqOffsetOptional ? *a.seqOffsetOptional : *a.seqLens;
   const bool hasOff = a.seqOffsetOptional != nullptr;
   rt::ArgPack &p = out.args;
   auto packIndices = [&] {
@@ -333,7 +337,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                  {"E", std::to_string(kc.dim(3))},
                                  {"BT", std::to_string(bt)}};
     };
-    if (Status s = findKernel("gather_nz", kernelId(0, width, wide, bt, 0), spec, out); !s)
+    if (Status s =
+            findKernel("gather_nz", kernelId(0, width, wide, bt, 0), spec, out);
+        !s)
       return s;
     pack(p, kc);
     pack(p, vc);
@@ -359,7 +365,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                  {"BM", std::to_string(512 / width)},
                                  {"BE", std::to_string(32 / width)}};
     };
-    if (Status s = findKernel("gather_flat", kernelId(1, width, wide, 0, 0), spec, out); !s)
+    if (Status s = findKernel("gather_flat", kernelId(1, width, wide, 0, 0),
+                              spec, out);
+        !s)
       return s;
     pack(p, *kcFlat);
     pack(p, *vcFlat);
@@ -394,14 +402,17 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const int64_t inner = std::max(kcv.sizes[3], vcv.sizes[3]);
   const int64_t heads = std::max(kcv.sizes[2], vcv.sizes[2]);
   const int64_t bd = pow2Tile(inner, 1, 4096 / width);
-  const int64_t bn = pow2Tile(heads, 1, std::max<int64_t>(1, 4096 / width / bd));
+  const int64_t bn =
+      pow2Tile(heads, 1, std::max<int64_t>(1, 4096 / width / bd));
   auto spec = [&] {
     return jit::Specialization{{"U", u},
                                {"I", idx},
                                {"BN", std::to_string(bn)},
                                {"BD", std::to_string(bd)}};
   };
-  if (Status s = findKernel("gather_rows", kernelId(2, width, wide, bn, bd), spec, out); !s)
+  if (Status s = findKernel("gather_rows", kernelId(2, width, wide, bn, bd),
+                            spec, out);
+      !s)
     return s;
   pack(p, kcv);
   pack(p, vcv);

@@ -89,8 +89,10 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
       continue;
     }
     if (!nz) {
-      std::memcpy(kd, kcp + c.blk * bs * kRow, static_cast<size_t>(c.cnt * kRow));
-      std::memcpy(vd, vcp + c.blk * bs * vRow, static_cast<size_t>(c.cnt * vRow));
+      std::memcpy(kd, kcp + c.blk * bs * kRow,
+                  static_cast<size_t>(c.cnt * kRow));
+      std::memcpy(vd, vcp + c.blk * bs * vRow,
+                  static_cast<size_t>(c.cnt * vRow));
       continue;
     }
     // [nb, strips, bs, 32 bytes]: strip s of position p lands at byte s * 32

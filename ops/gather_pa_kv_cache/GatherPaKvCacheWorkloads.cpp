@@ -52,12 +52,15 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   auto kc = randomBuffer(DType::I16, blocks * bs * row, 52);
   auto vc = randomBuffer(DType::I16, blocks * bs * row, 53);
   auto out0 = randomBuffer(DType::I16, tokens * row, 54);
-  auto ko = out0, vo = out0, koRef = out0, voRef = out0, koTwin = out0, voTwin = out0;
-  std::vector<int64_t> cacheShape = nz ? std::vector<int64_t>{blocks, row / e, bs, e}
-                                       : std::vector<int64_t>{blocks, bs, heads, d};
+  auto ko = out0, vo = out0, koRef = out0, voRef = out0, koTwin = out0,
+       voTwin = out0;
+  std::vector<int64_t> cacheShape =
+      nz ? std::vector<int64_t>{blocks, row / e, bs, e}
+         : std::vector<int64_t>{blocks, bs, heads, d};
   std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
                                      : std::vector<int64_t>{tokens, heads, d};
-  const runtime::Format format = nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+  const runtime::Format format =
+      nz ? runtime::Format::FractalNZ : runtime::Format::ND;
   auto args = [&](std::vector<unsigned char> &k, std::vector<unsigned char> &v,
                   TensorView *views) {
     views[0] = view(kc.data(), dtype, cacheShape, format);
@@ -109,21 +112,37 @@ std::vector<Workload> gatherPaKvCacheWorkloads() {
   return {
       {"gather_pa_kv_cache_norm_f16",
        "8200 tokens x 8 heads x 128 from a 128 x 128-slot Norm cache, f16",
-       [] { return prefill("gather_pa_kv_cache_norm_f16", false, DataType::Float16); }},
+       [] {
+         return prefill("gather_pa_kv_cache_norm_f16", false,
+                        DataType::Float16);
+       }},
       {"gather_pa_kv_cache_nz_bf16",
        "8200 tokens x 8 heads x 128 from a PA_NZ cache, bf16",
-       [] { return prefill("gather_pa_kv_cache_nz_bf16", true, DataType::BFloat16); }},
+       [] {
+         return prefill("gather_pa_kv_cache_nz_bf16", true, DataType::BFloat16);
+       }},
   };
 }
 
 std::vector<BuiltinKernel> gatherPaKvCacheKernels() {
   const std::string src = "ops/gather_pa_kv_cache/gather_pa_kv_cache.tile";
   return {
-      {"gather_flat", src, "gather_flat",
-       {{"U", "u16"}, {"I", "i32"}, {"BT", "8192"}, {"BM", "256"}, {"BE", "16"}}},
-      {"gather_rows", src, "gather_rows",
+      {"gather_flat",
+       src,
+       "gather_flat",
+       {{"U", "u16"},
+        {"I", "i32"},
+        {"BT", "8192"},
+        {"BM", "256"},
+        {"BE", "16"}}},
+      {"gather_rows",
+       src,
+       "gather_rows",
        {{"U", "u16"}, {"I", "i32"}, {"BN", "1"}, {"BD", "1024"}}},
-      {"gather_nz", src, "gather_nz", {{"U", "u16"}, {"I", "i32"}, {"E", "16"}, {"BT", "128"}}},
+      {"gather_nz",
+       src,
+       "gather_nz",
+       {{"U", "u16"}, {"I", "i32"}, {"E", "16"}, {"BT", "128"}}},
   };
 }
 

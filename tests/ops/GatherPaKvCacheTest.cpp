@@ -9,10 +9,10 @@
 // and untouched outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 #include "ops/runtime/DataType.h"
 
 #include <gtest/gtest.h>
@@ -44,16 +44,18 @@ struct Tensor {
   Tensor(DataType t, std::vector<int64_t> dims, unsigned seed = 0,
          aclFormat fmt = ACL_FORMAT_ND, std::vector<int64_t> stridesIn = {},
          int64_t storageElems = -1)
-      : dtype(t), shape(std::move(dims)), strides(std::move(stridesIn)), format(fmt) {
+      : dtype(t), shape(std::move(dims)), strides(std::move(stridesIn)),
+        format(fmt) {
     int64_t n = storageElems >= 0 ? storageElems : runtime::shapeNumel(shape);
     bytes.assign(static_cast<size_t>(n * runtime::elementSize(t)), 0);
     std::mt19937 rng(seed);
     for (auto &b : bytes)
       b = static_cast<unsigned char>(rng());
     std::vector<int64_t> storage{n};
-    handle = aclCreateTensor(shape.data(), shape.size(), static_cast<aclDataType>(t),
-                             strides.empty() ? nullptr : strides.data(), 0, fmt,
-                             storage.data(), 1, bytes.data());
+    handle =
+        aclCreateTensor(shape.data(), shape.size(), static_cast<aclDataType>(t),
+                        strides.empty() ? nullptr : strides.data(), 0, fmt,
+                        storage.data(), 1, bytes.data());
   }
   Tensor(const Tensor &o)
       : Tensor(o.dtype, o.shape, 0, o.format, o.strides, o.elems()) {
@@ -71,7 +73,8 @@ std::unique_ptr<Tensor> indices(DataType t, std::vector<int64_t> dims,
                                 const std::vector<int64_t> &values) {
   auto x = std::make_unique<Tensor>(t, std::move(dims));
   EXPECT_EQ(static_cast<int64_t>(values.size()), x->elems());
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < x->elems(); ++i) {
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < x->elems();
+       ++i) {
     if (t == DataType::Int64) {
       std::memcpy(x->bytes.data() + i * 8, &values[i], 8);
     } else {
@@ -87,14 +90,15 @@ std::string firstDifference(const std::vector<unsigned char> &got,
                             const std::vector<unsigned char> &want) {
   for (size_t i = 0; i < got.size() && i < want.size(); ++i)
     if (got[i] != want[i])
-      return " at byte " + std::to_string(i) + ": got " + std::to_string(got[i]) +
-             ", want " + std::to_string(want[i]);
+      return " at byte " + std::to_string(i) + ": got " +
+             std::to_string(got[i]) + ", want " + std::to_string(want[i]);
   return "";
 }
 
 /// One call of the operator.
 struct Case {
-  std::unique_ptr<Tensor> keyCache, valueCache, tables, lens, keyRef, valueRef, offs;
+  std::unique_ptr<Tensor> keyCache, valueCache, tables, lens, keyRef, valueRef,
+      offs;
   const char *cacheMode = nullptr;
   bool cumsum = false;
 
@@ -118,10 +122,12 @@ struct Case {
     uint64_t ws = 1;
     aclOpExecutor *exec = nullptr;
     int rc = aclnnGatherPaKvCacheGetWorkspaceSize(
-        keyCache ? keyCache->handle : nullptr, valueCache ? valueCache->handle : nullptr,
+        keyCache ? keyCache->handle : nullptr,
+        valueCache ? valueCache->handle : nullptr,
         tables ? tables->handle : nullptr, lens ? lens->handle : nullptr,
-        keyRef ? keyRef->handle : nullptr, valueRef ? valueRef->handle : nullptr,
-        offs ? offs->handle : nullptr, const_cast<char *>(cacheMode), cumsum, &ws, &exec);
+        keyRef ? keyRef->handle : nullptr,
+        valueRef ? valueRef->handle : nullptr, offs ? offs->handle : nullptr,
+        const_cast<char *>(cacheMode), cumsum, &ws, &exec);
     if (rc == 0) {
       EXPECT_EQ(ws, 0u);
       rc = aclnnGatherPaKvCache(nullptr, 0, exec, nullptr);
@@ -141,7 +147,8 @@ struct Case {
   void expectMatchesReference(bool expectChange = true, bool cpp = false) {
     Tensor krRef(*keyRef), vrRef(*valueRef), kr0(*keyRef), vr0(*valueRef);
     if (cpp) {
-      runtime::Status s = ops::gatherPaKvCache(args(keyRef.get(), valueRef.get()));
+      runtime::Status s =
+          ops::gatherPaKvCache(args(keyRef.get(), valueRef.get()));
       ASSERT_TRUE(s.isOk()) << s.message();
     } else {
       std::string msg;
@@ -149,13 +156,16 @@ struct Case {
     }
     ops::gatherPaKvCacheReference(args(&krRef, &vrRef));
     EXPECT_TRUE(keyRef->bytes == krRef.bytes)
-        << "keyRef differs from the reference" << firstDifference(keyRef->bytes, krRef.bytes);
+        << "keyRef differs from the reference"
+        << firstDifference(keyRef->bytes, krRef.bytes);
     EXPECT_TRUE(valueRef->bytes == vrRef.bytes)
         << "valueRef differs from the reference"
         << firstDifference(valueRef->bytes, vrRef.bytes);
     if (expectChange) {
-      EXPECT_TRUE(keyRef->bytes != kr0.bytes) << "nothing was written to keyRef";
-      EXPECT_TRUE(valueRef->bytes != vr0.bytes) << "nothing was written to valueRef";
+      EXPECT_TRUE(keyRef->bytes != kr0.bytes)
+          << "nothing was written to keyRef";
+      EXPECT_TRUE(valueRef->bytes != vr0.bytes)
+          << "nothing was written to valueRef";
     }
   }
 
@@ -172,11 +182,11 @@ struct Shape {
   DataType index = DataType::Int32;
   bool nz = false, cumsum = false;
   int64_t blocks = 8, bs = 4, heads = 2, dk = 16, dv = 16;
-  std::vector<int64_t> lens;                 ///< per batch (cumsum is derived)
-  std::optional<std::vector<int64_t>> offs;  ///< seqOffset
-  int64_t width = 0;                         ///< W (0: enough for every batch)
-  std::vector<int64_t> table;                ///< empty: random distinct valid ids
-  int64_t tokens = -1;                       ///< T (-1: the total length)
+  std::vector<int64_t> lens;                ///< per batch (cumsum is derived)
+  std::optional<std::vector<int64_t>> offs; ///< seqOffset
+  int64_t width = 0;                        ///< W (0: enough for every batch)
+  std::vector<int64_t> table; ///< empty: random distinct valid ids
+  int64_t tokens = -1;        ///< T (-1: the total length)
   unsigned seed = 1;
 };
 
@@ -184,7 +194,8 @@ Case make(const Shape &s) {
   Case c;
   const DataType vt = s.value == DataType::Undefined ? s.key : s.value;
   const int64_t batches = static_cast<int64_t>(s.lens.size());
-  const int64_t total = std::accumulate(s.lens.begin(), s.lens.end(), int64_t(0));
+  const int64_t total =
+      std::accumulate(s.lens.begin(), s.lens.end(), int64_t(0));
   const int64_t t = s.tokens >= 0 ? s.tokens : total;
   int64_t w = s.width;
   if (!w) {
@@ -206,22 +217,29 @@ Case make(const Shape &s) {
     }
   }
   if (s.nz) {
-    const int64_t ek = 32 / runtime::elementSize(s.key), ev = 32 / runtime::elementSize(vt);
+    const int64_t ek = 32 / runtime::elementSize(s.key),
+                  ev = 32 / runtime::elementSize(vt);
     const int64_t hk = s.heads * s.dk, hv = s.heads * s.dv;
-    c.keyCache = std::make_unique<Tensor>(s.key, std::vector<int64_t>{s.blocks, hk / ek, s.bs, ek},
-                                          s.seed, ACL_FORMAT_FRACTAL_NZ);
-    c.valueCache = std::make_unique<Tensor>(vt, std::vector<int64_t>{s.blocks, hv / ev, s.bs, ev},
-                                            s.seed + 1, ACL_FORMAT_FRACTAL_NZ);
-    c.keyRef = std::make_unique<Tensor>(s.key, std::vector<int64_t>{t, hk}, s.seed + 2);
-    c.valueRef = std::make_unique<Tensor>(vt, std::vector<int64_t>{t, hv}, s.seed + 3);
+    c.keyCache = std::make_unique<Tensor>(
+        s.key, std::vector<int64_t>{s.blocks, hk / ek, s.bs, ek}, s.seed,
+        ACL_FORMAT_FRACTAL_NZ);
+    c.valueCache = std::make_unique<Tensor>(
+        vt, std::vector<int64_t>{s.blocks, hv / ev, s.bs, ev}, s.seed + 1,
+        ACL_FORMAT_FRACTAL_NZ);
+    c.keyRef = std::make_unique<Tensor>(s.key, std::vector<int64_t>{t, hk},
+                                        s.seed + 2);
+    c.valueRef =
+        std::make_unique<Tensor>(vt, std::vector<int64_t>{t, hv}, s.seed + 3);
     c.cacheMode = "PA_NZ";
   } else {
     c.keyCache = std::make_unique<Tensor>(
         s.key, std::vector<int64_t>{s.blocks, s.bs, s.heads, s.dk}, s.seed);
     c.valueCache = std::make_unique<Tensor>(
         vt, std::vector<int64_t>{s.blocks, s.bs, s.heads, s.dv}, s.seed + 1);
-    c.keyRef = std::make_unique<Tensor>(s.key, std::vector<int64_t>{t, s.heads, s.dk}, s.seed + 2);
-    c.valueRef = std::make_unique<Tensor>(vt, std::vector<int64_t>{t, s.heads, s.dv}, s.seed + 3);
+    c.keyRef = std::make_unique<Tensor>(
+        s.key, std::vector<int64_t>{t, s.heads, s.dk}, s.seed + 2);
+    c.valueRef = std::make_unique<Tensor>(
+        vt, std::vector<int64_t>{t, s.heads, s.dv}, s.seed + 3);
     c.cacheMode = "Norm";
   }
   c.tables = indices(s.index, {batches, w}, table);
@@ -239,9 +257,10 @@ Case make(const Shape &s) {
 }
 
 constexpr DataType kAllKv[] = {
-    DataType::Float16,  DataType::Float,      DataType::BFloat16,    DataType::Int8,
-    DataType::UInt8,    DataType::Int16,      DataType::UInt16,      DataType::Int32,
-    DataType::UInt32,   DataType::HiFloat8,   DataType::Float8E5M2,  DataType::Float8E4M3FN};
+    DataType::Float16,  DataType::Float,      DataType::BFloat16,
+    DataType::Int8,     DataType::UInt8,      DataType::Int16,
+    DataType::UInt16,   DataType::Int32,      DataType::UInt32,
+    DataType::HiFloat8, DataType::Float8E5M2, DataType::Float8E4M3FN};
 
 //===----------------------------------------------------------------------===//
 // Norm
@@ -281,7 +300,8 @@ TEST(GatherPaKvCache, CumsumGoldenStyle) { // matrix row 2
     s.heads = 4;
     s.dk = s.dv = 64;
     s.cumsum = true;
-    s.lens = {1 + static_cast<int64_t>(rng() % 10), 1 + static_cast<int64_t>(rng() % 10)};
+    s.lens = {1 + static_cast<int64_t>(rng() % 10),
+              1 + static_cast<int64_t>(rng() % 10)};
     s.offs = std::vector<int64_t>{static_cast<int64_t>(rng() % 64),
                                   static_cast<int64_t>(rng() % 64)};
     s.seed = 20 + seed;
@@ -304,11 +324,13 @@ TEST(GatherPaKvCache, LargeDocumentExample) { // matrix row 3 (C++ API)
   std::vector<int64_t> offs;
   int64_t total = 0;
   for (int b = 0; b < 16; ++b) {
-    int64_t len = b == 15 ? 8931 - total : 540 + static_cast<int64_t>(rng() % 40);
+    int64_t len =
+        b == 15 ? 8931 - total : 540 + static_cast<int64_t>(rng() % 40);
     s.lens.push_back(len);
     total += len;
     // Leave room for the blocks after the offset's column.
-    offs.push_back(static_cast<int64_t>(rng() % ((12 - (len + 127) / 128) * 128)));
+    offs.push_back(
+        static_cast<int64_t>(rng() % ((12 - (len + 127) / 128) * 128)));
   }
   ASSERT_EQ(total, 8931);
   s.offs = offs;
@@ -365,9 +387,9 @@ TEST(GatherPaKvCache, InvalidColumnsAndBlockIdsWriteZeros) { // matrix row 9
   s.dk = 8;
   s.dv = 4;
   s.lens = {7, 3, 4};
-  s.width = 3;                                  // batch 0 needs 4 columns
-  s.table = {0, 1, 2, -1, 4, 3, 1, 2, 3};       // -1 and 4 (= nb) are invalid
-  s.offs = std::vector<int64_t>{0, 0, 3};       // batch 2: columns 1, 2
+  s.width = 3;                            // batch 0 needs 4 columns
+  s.table = {0, 1, 2, -1, 4, 3, 1, 2, 3}; // -1 and 4 (= nb) are invalid
+  s.offs = std::vector<int64_t>{0, 0, 3}; // batch 2: columns 1, 2
   s.seed = 60;
   Case c = make(s);
   c.expectMatchesReference();
@@ -396,7 +418,8 @@ TEST(GatherPaKvCache, TruncationAndUntouchedRows) { // matrix row 10
       Tensor kr0(*c.keyRef);
       c.expectMatchesReference();
       for (int64_t r = 14; r < tokens; ++r)
-        EXPECT_EQ(Case::row(*c.keyRef, r), Case::row(kr0, r)) << "tail row " << r;
+        EXPECT_EQ(Case::row(*c.keyRef, r), Case::row(kr0, r))
+            << "tail row " << r;
     }
   }
 }
@@ -488,16 +511,18 @@ TEST(GatherPaKvCache, StridedViews) {
   Case c = make(s);
   const int64_t t = 14;
   // keyRef rows padded by 5 elements.
-  c.keyRef = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{t, 3, 6}, 111,
-                                      ACL_FORMAT_ND, std::vector<int64_t>{23, 6, 1}, t * 23);
+  c.keyRef = std::make_unique<Tensor>(
+      DataType::Float16, std::vector<int64_t>{t, 3, 6}, 111, ACL_FORMAT_ND,
+      std::vector<int64_t>{23, 6, 1}, t * 23);
   // valueCache heads padded by 2 elements: [5, 4, 3, 4] with strides
   // [4*3*6, 3*6, 6, 1].
-  c.valueCache = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{5, 4, 3, 4},
-                                          112, ACL_FORMAT_ND,
-                                          std::vector<int64_t>{72, 18, 6, 1}, 5 * 72);
+  c.valueCache = std::make_unique<Tensor>(
+      DataType::Float16, std::vector<int64_t>{5, 4, 3, 4}, 112, ACL_FORMAT_ND,
+      std::vector<int64_t>{72, 18, 6, 1}, 5 * 72);
   // valueRef stored D-major ([N, D] transposed): strided innermost axis.
-  c.valueRef = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{t, 3, 4}, 113,
-                                        ACL_FORMAT_ND, std::vector<int64_t>{12, 1, 3}, t * 12);
+  c.valueRef = std::make_unique<Tensor>(
+      DataType::Float16, std::vector<int64_t>{t, 3, 4}, 113, ACL_FORMAT_ND,
+      std::vector<int64_t>{12, 1, 3}, t * 12);
   c.expectMatchesReference();
 }
 
@@ -541,7 +566,9 @@ TEST(GatherPaKvCache, NzStripReassembly) { // matrix row 5
     std::memcpy(&blk, c.tables->bytes.data(), 4);
     for (int64_t strip = 0; strip < 4; ++strip)
       EXPECT_EQ(0, std::memcmp(c.keyRef->bytes.data() + strip * 32,
-                               c.keyCache->bytes.data() + ((blk * 4 + strip) * 16) * 32, 32))
+                               c.keyCache->bytes.data() +
+                                   ((blk * 4 + strip) * 16) * 32,
+                               32))
           << "strip " << strip;
   }
 }
@@ -569,7 +596,8 @@ TEST(GatherPaKvCache, NzEveryWidth) { // matrix row 6, and every dtype by width
     }
 }
 
-TEST(GatherPaKvCache, NzMixedDtypesOfOneWidth) { // matrix row 7 (accepted pairs)
+TEST(GatherPaKvCache,
+     NzMixedDtypesOfOneWidth) { // matrix row 7 (accepted pairs)
   const std::pair<DataType, DataType> pairs[] = {
       {DataType::Float16, DataType::BFloat16},
       {DataType::Int8, DataType::Float8E4M3FN},
@@ -610,8 +638,9 @@ TEST(GatherPaKvCache, NzInvalidIdsTruncationAndStridedOutput) {
   c.expectMatchesReference();
   // The same with keyRef rows padded by 32 bytes.
   Case d = make(s);
-  d.keyRef = std::make_unique<Tensor>(DataType::Int8, std::vector<int64_t>{13, 64}, 171,
-                                      ACL_FORMAT_ND, std::vector<int64_t>{96, 1}, 13 * 96);
+  d.keyRef = std::make_unique<Tensor>(
+      DataType::Int8, std::vector<int64_t>{13, 64}, 171, ACL_FORMAT_ND,
+      std::vector<int64_t>{96, 1}, 13 * 96);
   d.expectMatchesReference();
 }
 
@@ -623,7 +652,8 @@ TEST(GatherPaKvCache, EmptyOutputWritesNothing) { // matrix row 14
   Shape s;
   s.lens = {3};
   Case c = make(s);
-  c.keyRef = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{0, 2, 16});
+  c.keyRef = std::make_unique<Tensor>(DataType::Float16,
+                                      std::vector<int64_t>{0, 2, 16});
   Tensor vr0(*c.valueRef);
   std::string msg;
   EXPECT_EQ(c.call(&msg), 0) << msg;
@@ -691,7 +721,8 @@ Case smallNz() {
 /// Expects `code`, a message containing `needle`, and untouched outputs.
 void expectError(Case &c, int code, const std::string &needle) {
   SCOPED_TRACE(needle);
-  std::vector<unsigned char> k0 = c.keyRef ? c.keyRef->bytes : std::vector<unsigned char>{};
+  std::vector<unsigned char> k0 =
+      c.keyRef ? c.keyRef->bytes : std::vector<unsigned char>{};
   std::vector<unsigned char> v0 =
       c.valueRef ? c.valueRef->bytes : std::vector<unsigned char>{};
   std::string msg;
@@ -706,38 +737,53 @@ void expectError(Case &c, int code, const std::string &needle) {
 }
 
 template <typename Edit>
-void expectErrorAfter(Case (*base)(), Edit edit, int code, const std::string &needle) {
+void expectErrorAfter(Case (*base)(), Edit edit, int code,
+                      const std::string &needle) {
   Case c = base();
   edit(c);
   expectError(c, code, needle);
 }
 
 TEST(GatherPaKvCacheErrors, NullPointers) { // matrix row 11
-  expectErrorAfter(small, [](Case &c) { c.lens.reset(); }, 161001, "seqLens must not be null");
-  expectErrorAfter(small, [](Case &c) { c.keyRef.reset(); }, 161001, "keyRef must not be null");
-  expectErrorAfter(small, [](Case &c) { c.keyCache.reset(); }, 161001,
-                   "keyCache must not be null");
-  expectErrorAfter(small, [](Case &c) { c.valueCache.reset(); }, 161001,
-                   "valueCache must not be null");
-  expectErrorAfter(small, [](Case &c) { c.tables.reset(); }, 161001,
-                   "blockTables must not be null");
-  expectErrorAfter(small, [](Case &c) { c.valueRef.reset(); }, 161001,
-                   "valueRef must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.lens.reset(); }, 161001,
+      "seqLens must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.keyRef.reset(); }, 161001,
+      "keyRef must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.keyCache.reset(); }, 161001,
+      "keyCache must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.valueCache.reset(); }, 161001,
+      "valueCache must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.tables.reset(); }, 161001,
+      "blockTables must not be null");
+  expectErrorAfter(
+      small, [](Case &c) { c.valueRef.reset(); }, 161001,
+      "valueRef must not be null");
   // Null beats empty (step 1 before step 2).
-  expectErrorAfter(small, [](Case &c) {
-    c.keyRef = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{0, 2, 16});
-    c.tables.reset();
-  }, 161001, "blockTables must not be null");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.keyRef = std::make_unique<Tensor>(DataType::Float16,
+                                            std::vector<int64_t>{0, 2, 16});
+        c.tables.reset();
+      },
+      161001, "blockTables must not be null");
   Case c = small();
   uint64_t ws;
   aclOpExecutor *exec;
   EXPECT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(
-                c.keyCache->handle, c.valueCache->handle, c.tables->handle, c.lens->handle,
-                c.keyRef->handle, c.valueRef->handle, nullptr, nullptr, false, nullptr, &exec),
+                c.keyCache->handle, c.valueCache->handle, c.tables->handle,
+                c.lens->handle, c.keyRef->handle, c.valueRef->handle, nullptr,
+                nullptr, false, nullptr, &exec),
             161001);
   EXPECT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(
-                c.keyCache->handle, c.valueCache->handle, c.tables->handle, c.lens->handle,
-                c.keyRef->handle, c.valueRef->handle, nullptr, nullptr, false, &ws, nullptr),
+                c.keyCache->handle, c.valueCache->handle, c.tables->handle,
+                c.lens->handle, c.keyRef->handle, c.valueRef->handle, nullptr,
+                nullptr, false, &ws, nullptr),
             161001);
 }
 
@@ -745,60 +791,137 @@ TEST(GatherPaKvCacheErrors, Ranks) { // matrix row 12 (ranks)
   auto tensor = [](DataType t, std::vector<int64_t> dims) {
     return std::make_unique<Tensor>(t, std::move(dims));
   };
-  expectErrorAfter(small, [&](Case &c) { c.keyCache = tensor(DataType::Float16, {4, 4, 32}); },
-                   161002, "keyCache: rank must be 4, got 3");
-  expectErrorAfter(small, [&](Case &c) { c.valueCache = tensor(DataType::Float16, {4, 4, 2, 8, 1}); },
-                   161002, "valueCache: rank must be 4, got 5");
-  expectErrorAfter(small, [&](Case &c) { c.tables = indices(DataType::Int32, {2}, {0, 1}); },
-                   161002, "blockTables: rank must be 2, got 1");
-  expectErrorAfter(small, [&](Case &c) { c.lens = indices(DataType::Int32, {2, 1}, {3, 5}); },
-                   161002, "seqLens: rank must be 1, got 2");
-  expectErrorAfter(small, [&](Case &c) { c.keyRef = tensor(DataType::Float16, {8, 2, 16, 1}); },
-                   161002, "keyRef: rank must be 2 or 3, got 4");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {64}); },
-                   161002, "valueRef: rank must be 2 or 3, got 1");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyCache = tensor(DataType::Float16, {4, 4, 32});
+      },
+      161002, "keyCache: rank must be 4, got 3");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache = tensor(DataType::Float16, {4, 4, 2, 8, 1});
+      },
+      161002, "valueCache: rank must be 4, got 5");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.tables = indices(DataType::Int32, {2}, {0, 1});
+      },
+      161002, "blockTables: rank must be 2, got 1");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.lens = indices(DataType::Int32, {2, 1}, {3, 5});
+      },
+      161002, "seqLens: rank must be 1, got 2");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Float16, {8, 2, 16, 1});
+      },
+      161002, "keyRef: rank must be 2 or 3, got 4");
+  expectErrorAfter(
+      small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {64}); },
+      161002, "valueRef: rank must be 2 or 3, got 1");
 }
 
 TEST(GatherPaKvCacheErrors, Dtypes) { // matrix row 12 (dtypes)
   auto tensor = [](DataType t, std::vector<int64_t> dims) {
     return std::make_unique<Tensor>(t, std::move(dims));
   };
-  expectErrorAfter(small, [&](Case &c) { c.keyCache = tensor(DataType::Double, {4, 4, 2, 16}); },
-                   161002, "keyCache: dtype DOUBLE is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.valueCache = tensor(DataType::Int64, {4, 4, 2, 8}); },
-                   161002, "valueCache: dtype INT64 is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.keyRef = tensor(DataType::Bool, {8, 2, 16}); },
-                   161002, "keyRef: dtype BOOL is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Double, {8, 2, 8}); },
-                   161002, "valueRef: dtype DOUBLE is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.tables = indices(DataType::Int16, {2, 2}, {0, 1, 2, 3}); },
-                   161002, "blockTables: dtype INT16 is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.lens = std::make_unique<Tensor>(DataType::UInt32, std::vector<int64_t>{2}); },
-                   161002, "seqLens: dtype UINT32 is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.keyRef = tensor(DataType::BFloat16, {8, 2, 16}); },
-                   161002, "keyRef: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Int16, {8, 2, 8}); },
-                   161002, "valueRef: dtype INT16 must equal valueCache's dtype FLOAT16");
-  expectErrorAfter(small, [&](Case &c) {
-    c.valueCache = tensor(DataType::BFloat16, {4, 4, 2, 8});
-    c.valueRef = tensor(DataType::BFloat16, {8, 2, 8});
-  }, 161002, "valueCache: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyCache = tensor(DataType::Double, {4, 4, 2, 16});
+      },
+      161002, "keyCache: dtype DOUBLE is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache = tensor(DataType::Int64, {4, 4, 2, 8});
+      },
+      161002, "valueCache: dtype INT64 is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Bool, {8, 2, 16});
+      },
+      161002, "keyRef: dtype BOOL is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Double, {8, 2, 8});
+      },
+      161002, "valueRef: dtype DOUBLE is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.tables = indices(DataType::Int16, {2, 2}, {0, 1, 2, 3});
+      },
+      161002, "blockTables: dtype INT16 is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.lens =
+            std::make_unique<Tensor>(DataType::UInt32, std::vector<int64_t>{2});
+      },
+      161002, "seqLens: dtype UINT32 is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::BFloat16, {8, 2, 16});
+      },
+      161002, "keyRef: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Int16, {8, 2, 8});
+      },
+      161002, "valueRef: dtype INT16 must equal valueCache's dtype FLOAT16");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache = tensor(DataType::BFloat16, {4, 4, 2, 8});
+        c.valueRef = tensor(DataType::BFloat16, {8, 2, 8});
+      },
+      161002, "valueCache: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
   // Only "PA_NZ" exempts the pair, even when cacheMode is itself invalid.
-  expectErrorAfter(small, [&](Case &c) {
-    c.cacheMode = "nz";
-    c.valueCache = tensor(DataType::BFloat16, {4, 4, 2, 8});
-    c.valueRef = tensor(DataType::BFloat16, {8, 2, 8});
-  }, 161002, "valueCache: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
-  expectErrorAfter(small, [&](Case &c) { c.lens = indices(DataType::Int64, {2}, {3, 5}); },
-                   161002, "seqLens: dtype INT64 must equal blockTables' dtype INT32");
-  expectErrorAfter(small, [&](Case &c) { c.offs = std::make_unique<Tensor>(DataType::Float, std::vector<int64_t>{2}); },
-                   161002, "seqOffsetOptional: dtype FLOAT is not supported");
-  expectErrorAfter(small, [&](Case &c) { c.offs = indices(DataType::Int64, {2}, {0, 0}); },
-                   161002, "seqOffsetOptional: dtype INT64 must equal blockTables' dtype INT32");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.cacheMode = "nz";
+        c.valueCache = tensor(DataType::BFloat16, {4, 4, 2, 8});
+        c.valueRef = tensor(DataType::BFloat16, {8, 2, 8});
+      },
+      161002, "valueCache: dtype BFLOAT16 must equal keyCache's dtype FLOAT16");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.lens = indices(DataType::Int64, {2}, {3, 5});
+      },
+      161002, "seqLens: dtype INT64 must equal blockTables' dtype INT32");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.offs =
+            std::make_unique<Tensor>(DataType::Float, std::vector<int64_t>{2});
+      },
+      161002, "seqOffsetOptional: dtype FLOAT is not supported");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.offs = indices(DataType::Int64, {2}, {0, 0});
+      },
+      161002,
+      "seqOffsetOptional: dtype INT64 must equal blockTables' dtype INT32");
   // Rank errors come before dtype errors (step 3 before step 4).
-  expectErrorAfter(small, [&](Case &c) {
-    c.keyRef = tensor(DataType::Double, {8, 2, 16, 1});
-  }, 161002, "keyRef: rank must be 2 or 3");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Double, {8, 2, 16, 1});
+      },
+      161002, "keyRef: rank must be 2 or 3");
 }
 
 TEST(GatherPaKvCacheErrors, TilingRules) { // matrix rows 7 and 13
@@ -806,74 +929,166 @@ TEST(GatherPaKvCacheErrors, TilingRules) { // matrix rows 7 and 13
                    aclFormat f = ACL_FORMAT_ND) {
     return std::make_unique<Tensor>(t, std::move(dims), 0, f);
   };
-  expectErrorAfter(small, [](Case &c) { c.cacheMode = "nz"; }, 561002,
-                   "cacheMode: \"nz\" is not a cache mode");
-  expectErrorAfter(small, [](Case &c) { c.cacheMode = "PZ_NZ"; }, 561002,
-                   "cacheMode: \"PZ_NZ\"");
-  expectErrorAfter(small, [](Case &c) { c.cacheMode = "norm"; }, 561002,
-                   "cacheMode: \"norm\"");
-  expectErrorAfter(small, [](Case &c) { c.tables = indices(DataType::Int32, {2, 0}, {}); },
-                   561002, "blockTables: every dimension must be > 0");
-  expectErrorAfter(small, [](Case &c) {
-    c.tables = indices(DataType::Int32, {0, 2}, {});
-    c.lens = indices(DataType::Int32, {0}, {});
-  }, 561002, "blockTables: every dimension must be > 0");
+  expectErrorAfter(
+      small, [](Case &c) { c.cacheMode = "nz"; }, 561002,
+      "cacheMode: \"nz\" is not a cache mode");
+  expectErrorAfter(
+      small, [](Case &c) { c.cacheMode = "PZ_NZ"; }, 561002,
+      "cacheMode: \"PZ_NZ\"");
+  expectErrorAfter(
+      small, [](Case &c) { c.cacheMode = "norm"; }, 561002,
+      "cacheMode: \"norm\"");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.tables = indices(DataType::Int32, {2, 0}, {});
+      },
+      561002, "blockTables: every dimension must be > 0");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.tables = indices(DataType::Int32, {0, 2}, {});
+        c.lens = indices(DataType::Int32, {0}, {});
+      },
+      561002, "blockTables: every dimension must be > 0");
   // NZ last dim 16 for int8 (E = 32).
-  expectErrorAfter(smallNz, [&](Case &c) {
-    c.keyCache = tensor(DataType::Int8, {4, 2, 4, 16}, ACL_FORMAT_FRACTAL_NZ);
-    c.valueCache = tensor(DataType::Int8, {4, 4, 4, 16}, ACL_FORMAT_FRACTAL_NZ);
-    c.keyRef = tensor(DataType::Int8, {8, 32});
-    c.valueRef = tensor(DataType::Int8, {8, 64});
-  }, 561002, "keyCache: PA_NZ last dimension must be 32 / sizeof(INT8) = 32");
-  expectErrorAfter(smallNz, [&](Case &c) {
-    c.valueCache = tensor(DataType::Float16, {4, 4, 4, 8}, ACL_FORMAT_FRACTAL_NZ);
-  }, 561002, "valueCache: PA_NZ last dimension must be 32 / sizeof(FLOAT16) = 16");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.keyCache =
+            tensor(DataType::Int8, {4, 2, 4, 16}, ACL_FORMAT_FRACTAL_NZ);
+        c.valueCache =
+            tensor(DataType::Int8, {4, 4, 4, 16}, ACL_FORMAT_FRACTAL_NZ);
+        c.keyRef = tensor(DataType::Int8, {8, 32});
+        c.valueRef = tensor(DataType::Int8, {8, 64});
+      },
+      561002, "keyCache: PA_NZ last dimension must be 32 / sizeof(INT8) = 32");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.valueCache =
+            tensor(DataType::Float16, {4, 4, 4, 8}, ACL_FORMAT_FRACTAL_NZ);
+      },
+      561002,
+      "valueCache: PA_NZ last dimension must be 32 / sizeof(FLOAT16) = 16");
   // FP8_E4M3FN key with a FLOAT16 value: last dims 32 != 16.
-  expectErrorAfter(smallNz, [&](Case &c) {
-    c.keyCache = tensor(DataType::Float8E4M3FN, {4, 1, 4, 32}, ACL_FORMAT_FRACTAL_NZ);
-    c.keyRef = tensor(DataType::Float8E4M3FN, {8, 32});
-  }, 561002, "valueCache: shape[3] must equal keyCache's (32)");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.keyCache = tensor(DataType::Float8E4M3FN, {4, 1, 4, 32},
+                            ACL_FORMAT_FRACTAL_NZ);
+        c.keyRef = tensor(DataType::Float8E4M3FN, {8, 32});
+      },
+      561002, "valueCache: shape[3] must equal keyCache's (32)");
   // Storage formats.
-  expectErrorAfter(smallNz, [&](Case &c) {
-    c.keyCache = tensor(DataType::Float16, {4, 2, 4, 16});
-  }, 561002, "keyCache: format must be FRACTAL_NZ under cacheMode \"PA_NZ\"");
-  expectErrorAfter(small, [&](Case &c) {
-    c.valueCache = tensor(DataType::Float16, {4, 4, 2, 8}, ACL_FORMAT_FRACTAL_NZ);
-  }, 561002, "valueCache: format must be ND under cacheMode \"Norm\"");
-  expectErrorAfter(small, [&](Case &c) { c.valueCache = tensor(DataType::Float16, {5, 4, 2, 8}); },
-                   561002, "valueCache: shape[0] must equal keyCache's (4)");
-  expectErrorAfter(small, [&](Case &c) { c.valueCache = tensor(DataType::Float16, {4, 4, 3, 8}); },
-                   561002, "valueCache: shape[2] must equal keyCache's (2)");
-  expectErrorAfter(smallNz, [&](Case &c) {
-    c.valueCache = tensor(DataType::Float16, {4, 4, 8, 16}, ACL_FORMAT_FRACTAL_NZ);
-  }, 561002, "valueCache: shape[2] must equal keyCache's (4)");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.keyCache = tensor(DataType::Float16, {4, 2, 4, 16});
+      },
+      561002, "keyCache: format must be FRACTAL_NZ under cacheMode \"PA_NZ\"");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache =
+            tensor(DataType::Float16, {4, 4, 2, 8}, ACL_FORMAT_FRACTAL_NZ);
+      },
+      561002, "valueCache: format must be ND under cacheMode \"Norm\"");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache = tensor(DataType::Float16, {5, 4, 2, 8});
+      },
+      561002, "valueCache: shape[0] must equal keyCache's (4)");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueCache = tensor(DataType::Float16, {4, 4, 3, 8});
+      },
+      561002, "valueCache: shape[2] must equal keyCache's (2)");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.valueCache =
+            tensor(DataType::Float16, {4, 4, 8, 16}, ACL_FORMAT_FRACTAL_NZ);
+      },
+      561002, "valueCache: shape[2] must equal keyCache's (4)");
   // seqLens [B] with cumsum = true, and [B+1] without.
-  expectErrorAfter(small, [](Case &c) { c.cumsum = true; }, 561002,
-                   "seqLens: shape[0] must be 3 (batch + 1, isSeqLensCumsum)");
-  expectErrorAfter(small, [](Case &c) { c.lens = indices(DataType::Int32, {3}, {0, 3, 8}); },
-                   561002, "seqLens: shape[0] must be 2 (batch, not isSeqLensCumsum)");
-  expectErrorAfter(small, [&](Case &c) { c.keyRef = tensor(DataType::Float16, {8, 32}); },
-                   561002, "keyRef: rank must be 3 under cacheMode \"Norm\"");
-  expectErrorAfter(smallNz, [&](Case &c) { c.keyRef = tensor(DataType::Float16, {8, 2, 16}); },
-                   561002, "keyRef: rank must be 2 under cacheMode \"PA_NZ\"");
-  expectErrorAfter(small, [&](Case &c) { c.keyRef = tensor(DataType::Float16, {8, 1, 16}); },
-                   561002, "keyRef: shape[1:3] must equal keyCache's [N, Dk] = [2, 16]");
-  expectErrorAfter(smallNz, [&](Case &c) { c.keyRef = tensor(DataType::Float16, {8, 48}); },
-                   561002, "keyRef: shape[1] must be keyCache.shape[1] * shape[3] = 32");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {8, 2, 8, 1}); },
-                   161002, "valueRef: rank must be 2 or 3");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {8, 16}); },
-                   561002, "valueRef: rank must be 3 under cacheMode \"Norm\"");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {9, 2, 8}); },
-                   561002, "valueRef: shape[0] must equal keyRef's (8)");
-  expectErrorAfter(small, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {8, 2, 16}); },
-                   561002, "valueRef: shape[1:3] must equal valueCache's [N, Dv] = [2, 8]");
-  expectErrorAfter(smallNz, [&](Case &c) { c.valueRef = tensor(DataType::Float16, {8, 32}); },
-                   561002, "valueRef: shape[1] must be valueCache.shape[1] * shape[3] = 64");
-  expectErrorAfter(small, [](Case &c) { c.offs = indices(DataType::Int32, {3}, {0, 0, 0}); },
-                   561002, "seqOffsetOptional: must be 1-D of length batch = 2, got [3]");
-  expectErrorAfter(small, [](Case &c) { c.offs = indices(DataType::Int32, {2, 1}, {0, 0}); },
-                   561002, "seqOffsetOptional: must be 1-D of length batch = 2, got [2, 1]");
+  expectErrorAfter(
+      small, [](Case &c) { c.cumsum = true; }, 561002,
+      "seqLens: shape[0] must be 3 (batch + 1, isSeqLensCumsum)");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.lens = indices(DataType::Int32, {3}, {0, 3, 8});
+      },
+      561002, "seqLens: shape[0] must be 2 (batch, not isSeqLensCumsum)");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Float16, {8, 32});
+      },
+      561002, "keyRef: rank must be 3 under cacheMode \"Norm\"");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Float16, {8, 2, 16});
+      },
+      561002, "keyRef: rank must be 2 under cacheMode \"PA_NZ\"");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Float16, {8, 1, 16});
+      },
+      561002, "keyRef: shape[1:3] must equal keyCache's [N, Dk] = [2, 16]");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.keyRef = tensor(DataType::Float16, {8, 48});
+      },
+      561002, "keyRef: shape[1] must be keyCache.shape[1] * shape[3] = 32");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Float16, {8, 2, 8, 1});
+      },
+      161002, "valueRef: rank must be 2 or 3");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Float16, {8, 16});
+      },
+      561002, "valueRef: rank must be 3 under cacheMode \"Norm\"");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Float16, {9, 2, 8});
+      },
+      561002, "valueRef: shape[0] must equal keyRef's (8)");
+  expectErrorAfter(
+      small,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Float16, {8, 2, 16});
+      },
+      561002, "valueRef: shape[1:3] must equal valueCache's [N, Dv] = [2, 8]");
+  expectErrorAfter(
+      smallNz,
+      [&](Case &c) {
+        c.valueRef = tensor(DataType::Float16, {8, 32});
+      },
+      561002, "valueRef: shape[1] must be valueCache.shape[1] * shape[3] = 64");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.offs = indices(DataType::Int32, {3}, {0, 0, 0});
+      },
+      561002, "seqOffsetOptional: must be 1-D of length batch = 2, got [3]");
+  expectErrorAfter(
+      small,
+      [](Case &c) {
+        c.offs = indices(DataType::Int32, {2, 1}, {0, 0});
+      },
+      561002, "seqOffsetOptional: must be 1-D of length batch = 2, got [2, 1]");
 }
 
 TEST(GatherPaKvCacheErrors, CppApi) {
@@ -883,7 +1098,8 @@ TEST(GatherPaKvCacheErrors, CppApi) {
   std::vector<unsigned char> k0 = c.keyRef->bytes;
   runtime::Status s = ops::gatherPaKvCache(a);
   EXPECT_EQ(s.code(), 561002);
-  EXPECT_NE(s.message().find("valueCache: PA_NZ last dimension"), std::string::npos)
+  EXPECT_NE(s.message().find("valueCache: PA_NZ last dimension"),
+            std::string::npos)
       << s.message();
   EXPECT_EQ(c.keyRef->bytes, k0);
   a.seqLens = nullptr;
