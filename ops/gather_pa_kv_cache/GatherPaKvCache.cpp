@@ -209,13 +209,15 @@ int64_t pow2Tile(int64_t n, int64_t lo, int64_t hi) {
   return t;
 }
 
-/// The first of `sizes` (ascending) that is >= `n`, else the last: a few
-/// tile sizes keep the number of compiled kernels small.
+/// The largest of `sizes` (ascending) that is <= `n`, else the first: a few
+/// tile sizes keep the number of compiled kernels small, and a tile no
+/// larger than a block is filled by whole blocks.
 int64_t stepTile(int64_t n, std::initializer_list<int64_t> sizes) {
+  int64_t t = *sizes.begin();
   for (int64_t s : sizes)
-    if (s >= n)
-      return s;
-  return *(sizes.end() - 1);
+    if (s <= n)
+      t = s;
+  return t;
 }
 
 /// The prepared launch: the kernel and its argument block (the pack points
@@ -330,6 +332,7 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   };
   if (nz) {
     const int64_t bs = kc.dim(2);
+    // [BT, E] tiles of whole blocks' positions (BT <= bs where possible).
     const int64_t bt = stepTile(bs, {8, 32, 128});
     auto spec = [&] {
       return jit::Specialization{{"U", u},

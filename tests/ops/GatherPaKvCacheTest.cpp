@@ -541,6 +541,34 @@ TEST(GatherPaKvCache, DecodeSizedCallsRepeat) {
   c.expectMatchesReference(false);
 }
 
+TEST(GatherPaKvCache, EveryTileLevelCopiesAndZeros) {
+  // Runs long enough for every tile size of each kernel, with odd row
+  // lengths (masked tails) and invalid block ids (zero fills at every
+  // level): Norm flat (contiguous), Norm rows (padded output) and PA_NZ.
+  for (int layout = 0; layout < 3; ++layout) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    Shape s;
+    s.nz = layout == 2;
+    s.blocks = 6;
+    s.bs = 64;
+    s.heads = 3;
+    s.dk = s.nz ? 128 : 131;
+    s.dv = s.nz ? 64 : 45;
+    s.lens = {150, 64, 77};
+    s.width = 3;
+    s.table = {0, -1, 2, 6, 1, 3, 4, 5, -7};
+    s.seed = 230 + static_cast<unsigned>(layout);
+    Case c = make(s);
+    if (layout == 1) {
+      const int64_t t = 291, row = 3 * 131 + 7;
+      c.keyRef = std::make_unique<Tensor>(
+          DataType::Float16, std::vector<int64_t>{t, 3, 131}, 233,
+          ACL_FORMAT_ND, std::vector<int64_t>{row, 131, 1}, t * row);
+    }
+    c.expectMatchesReference();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // PA_NZ
 //===----------------------------------------------------------------------===//
