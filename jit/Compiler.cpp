@@ -46,7 +46,8 @@ llvm::Expected<KernelSource> KernelSource::fromFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return llvm::createStringError("cannot read kernel source '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   return KernelSource(path, std::move(text));
 }
 
@@ -65,7 +66,8 @@ unsigned parseDumpStages(const char *env) {
   size_t pos = 0;
   while (pos <= s.size()) {
     size_t comma = s.find(',', pos);
-    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item = s.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item == "all")
       mask |= 63;
     else if (item == "ast")
@@ -89,12 +91,18 @@ unsigned parseDumpStages(const char *env) {
 
 const char *stageSuffix(DumpStage s) {
   switch (s) {
-  case DumpStage::Ast: return ".ast";
-  case DumpStage::Tile: return ".tile.tir";
-  case DumpStage::TileOpt: return ".tile-opt.tir";
-  case DumpStage::Llvm: return ".ll";
-  case DumpStage::LlvmOpt: return ".opt.ll";
-  case DumpStage::Asm: return ".s";
+  case DumpStage::Ast:
+    return ".ast";
+  case DumpStage::Tile:
+    return ".tile.tir";
+  case DumpStage::TileOpt:
+    return ".tile-opt.tir";
+  case DumpStage::Llvm:
+    return ".ll";
+  case DumpStage::LlvmOpt:
+    return ".opt.ll";
+  case DumpStage::Asm:
+    return ".s";
   }
   return ".txt";
 }
@@ -117,8 +125,11 @@ struct Slot {
 struct Compiler::Impl {
   TargetChoice target;
   std::unique_ptr<KernelJIT> jit;
+  /// Set for `forEmission` compilers whose target the host cannot run.
+  bool emitOnly = false;
   unsigned dumpMask = parseDumpStages(std::getenv("TILEJIT_DUMP"));
-  std::string dumpDir = std::getenv("TILEJIT_DUMP_DIR") ? std::getenv("TILEJIT_DUMP_DIR") : ".";
+  std::string dumpDir =
+      std::getenv("TILEJIT_DUMP_DIR") ? std::getenv("TILEJIT_DUMP_DIR") : ".";
 
   static constexpr unsigned kShards = 16;
   struct Shard {
@@ -138,8 +149,8 @@ struct Compiler::Impl {
       return;
     std::string name = key.str();
     for (char &c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' &&
-          c != '_' && c != '=' && c != ',')
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' &&
+          c != '-' && c != '_' && c != '=' && c != ',')
         c = '_';
     std::ofstream out(dumpDir + "/" + name + stageSuffix(stage));
     out << text;
@@ -148,14 +159,19 @@ struct Compiler::Impl {
   /// Runs the pipeline. With `stopAt` set, returns that stage's text in
   /// `stageText` and stops there; otherwise JITs the kernel.
   llvm::Expected<std::shared_ptr<const CompiledKernel>>
-  compile(const TilingKey &key, const KernelSource &source, const Specialization &spec,
-          unsigned optLevel, std::optional<DumpStage> stopAt, std::string *stageText);
+  compile(const TilingKey &key, const KernelSource &source,
+          const Specialization &spec, unsigned optLevel,
+          std::optional<DumpStage> stopAt, std::string *stageText);
 };
 
 llvm::Expected<std::shared_ptr<const CompiledKernel>>
 Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
                         const Specialization &spec, unsigned optLevel,
-                        std::optional<DumpStage> stopAt, std::string *stageText) {
+                        std::optional<DumpStage> stopAt,
+                        std::string *stageText) {
+  if (emitOnly && !stopAt)
+    return llvm::createStringError("this CPU cannot run " + target.levelName +
+                                   " code; this compiler only prints it");
   StageTimes times;
   auto start = Clock::now();
   auto wants = [&](DumpStage s) {
@@ -179,7 +195,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   if (!parsed)
     return diagError(diags);
   times.parse = msSince(t);
-  if (wants(DumpStage::Ast) && emitStage(DumpStage::Ast, dsl::printAST(*parsed)))
+  if (wants(DumpStage::Ast) &&
+      emitStage(DumpStage::Ast, dsl::printAST(*parsed)))
     return nullptr;
 
   t = Clock::now();
@@ -194,13 +211,16 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   if (!passes::runDefaultPipeline(*kernel, diags))
     return diagError(diags);
   times.tilePasses = msSince(t);
-  if (wants(DumpStage::TileOpt) && emitStage(DumpStage::TileOpt, ir::print(*kernel)))
+  if (wants(DumpStage::TileOpt) &&
+      emitStage(DumpStage::TileOpt, ir::print(*kernel)))
     return nullptr;
 
   t = Clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  std::string stem = key.symbolStem() + "_" + std::to_string(serial.fetch_add(1));
-  auto module = codegen::lowerToLLVM(*kernel, *context, target.info, stem, diags);
+  std::string stem =
+      key.symbolStem() + "_" + std::to_string(serial.fetch_add(1));
+  auto module =
+      codegen::lowerToLLVM(*kernel, *context, target.info, stem, diags);
   if (!module)
     return diagError(diags);
   times.codegen = msSince(t);
@@ -214,7 +234,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   t = Clock::now();
   codegen::optimizeModule(*module, **tm, optLevel);
   times.llvmOpt = msSince(t);
-  if (wants(DumpStage::LlvmOpt) && emitStage(DumpStage::LlvmOpt, moduleText(*module)))
+  if (wants(DumpStage::LlvmOpt) &&
+      emitStage(DumpStage::LlvmOpt, moduleText(*module)))
     return nullptr;
   if (wants(DumpStage::Asm)) {
     auto clone = llvm::CloneModule(*module);
@@ -226,14 +247,15 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   std::vector<std::string> messages;
   for (const ir::ShapeConstraint &c : kernel->constraints)
     messages.push_back(c.message);
-  auto symbols = jit->add(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)), stem);
+  auto symbols = jit->add(
+      llvm::orc::ThreadSafeModule(std::move(module), std::move(context)), stem);
   if (!symbols)
     return symbols.takeError();
   times.machineCode = msSince(t);
   times.total = msSince(start);
-  return std::make_shared<const CompiledKernel>(key, symbols->program, symbols->grid,
-                                                symbols->scratchBytes, times,
-                                                std::move(messages));
+  return std::make_shared<const CompiledKernel>(
+      key, symbols->program, symbols->grid, symbols->scratchBytes, times,
+      std::move(messages));
 }
 
 Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {}
@@ -265,6 +287,35 @@ llvm::Expected<Compiler &> Compiler::instance(TargetLevel level) {
   return *compilers[i];
 }
 
+llvm::Expected<Compiler &> Compiler::forEmission(TargetLevel level) {
+  if (level == TargetLevel::Host || hostSupports(level))
+    return instance(level);
+  static std::once_flag once[3];
+  static std::unique_ptr<Compiler> compilers[3];
+  static std::string errors[3];
+  unsigned i = static_cast<unsigned>(level);
+  std::call_once(once[i], [&] {
+    auto target = chooseTarget(level, /*emitOnly=*/true);
+    if (!target) {
+      errors[i] = llvm::toString(target.takeError());
+      return;
+    }
+    auto jit = KernelJIT::create(*target);
+    if (!jit) {
+      errors[i] = llvm::toString(jit.takeError());
+      return;
+    }
+    std::unique_ptr<Compiler> c(new Compiler(level));
+    c->impl_->target = *target;
+    c->impl_->jit = std::move(*jit);
+    c->impl_->emitOnly = true;
+    compilers[i] = std::move(c);
+  });
+  if (!compilers[i])
+    return llvm::createStringError(errors[i]);
+  return *compilers[i];
+}
+
 Compiler &Compiler::instance() {
   auto c = instance(TargetLevel::Host);
   if (!c) {
@@ -274,13 +325,15 @@ Compiler &Compiler::instance() {
   return *c;
 }
 
-const std::string &Compiler::targetName() const { return impl_->target.levelName; }
+const std::string &Compiler::targetName() const {
+  return impl_->target.levelName;
+}
 unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
 
-llvm::Expected<TilingKey> Compiler::makeKey(const KernelSource &source,
-                                            const std::string &kernel,
-                                            const Specialization &spec,
-                                            const CompileOptions &options) const {
+llvm::Expected<TilingKey>
+Compiler::makeKey(const KernelSource &source, const std::string &kernel,
+                  const Specialization &spec,
+                  const CompileOptions &options) const {
   TilingKey::Fields f;
   f.kernel = kernel;
   f.sourceHash = source.hash();

@@ -139,6 +139,10 @@ public:
   /// exercise the AVX2 and AVX-512 paths in one process. Asking for AVX-512 on
   /// a CPU without it is an error.
   static llvm::Expected<Compiler &> instance(TargetLevel level);
+  /// A compiler that only prints code (`emit`) for `level`, whether or not
+  /// this CPU can run it (`tile-opt --target avx512` on an AVX2 machine). Its
+  /// `get` refuses to JIT code the host cannot run.
+  static llvm::Expected<Compiler &> forEmission(TargetLevel level);
   /// Whether this CPU can run code of `level`.
   static bool hostSupports(TargetLevel level);
 

@@ -23,7 +23,8 @@ void initializeLLVM() {
   });
 }
 
-bool hostHas(const llvm::StringMap<bool> &f, std::initializer_list<const char *> names) {
+bool hostHas(const llvm::StringMap<bool> &f,
+             std::initializer_list<const char *> names) {
   for (const char *n : names) {
     auto it = f.find(n);
     if (it == f.end() || !it->second)
@@ -40,14 +41,15 @@ bool Compiler::hostSupports(TargetLevel level) {
   case TargetLevel::Avx2:
     return hostHas(f, {"avx2", "fma", "f16c"});
   case TargetLevel::Avx512:
-    return hostHas(f, {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma", "f16c"});
+    return hostHas(
+        f, {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma", "f16c"});
   case TargetLevel::Host:
     return hostHas(f, {"avx2", "fma", "f16c"});
   }
   return false;
 }
 
-llvm::Expected<TargetChoice> chooseTarget(TargetLevel level) {
+llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   initializeLLVM();
   if (level == TargetLevel::Host) {
     const char *env = std::getenv("TILEJIT_TARGET");
@@ -57,23 +59,31 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level) {
     else if (want == "avx512")
       level = TargetLevel::Avx512;
     else if (!want.empty() && want != "host")
-      return llvm::createStringError("TILEJIT_TARGET must be avx2, avx512 or host, "
-                                     "not '" + want + "'");
+      return llvm::createStringError(
+          "TILEJIT_TARGET must be avx2, avx512 or host, "
+          "not '" +
+          want + "'");
     else
       level = Compiler::hostSupports(TargetLevel::Avx512) ? TargetLevel::Avx512
                                                           : TargetLevel::Avx2;
   }
-  if (!Compiler::hostSupports(level))
-    return llvm::createStringError(std::string("this CPU cannot run ") +
-                                   (level == TargetLevel::Avx512 ? "AVX-512" : "AVX2") +
-                                   " code (needs avx2, fma and f16c" +
-                                   (level == TargetLevel::Avx512
-                                        ? ", avx512f/bw/vl/dq)"
-                                        : ")"));
+  bool runnable = Compiler::hostSupports(level);
+  if (!runnable && !emitOnly)
+    return llvm::createStringError(
+        std::string("this CPU cannot run ") +
+        (level == TargetLevel::Avx512 ? "AVX-512" : "AVX2") +
+        " code (needs avx2, fma and f16c" +
+        (level == TargetLevel::Avx512 ? ", avx512f/bw/vl/dq)" : ")"));
   TargetChoice t;
   t.level = level;
   t.info.triple = llvm::sys::getProcessTriple();
-  if (level == TargetLevel::Avx512) {
+  if (level == TargetLevel::Avx512 && !runnable) {
+    t.levelName = "avx512";
+    t.info.cpu = "skylake-avx512";
+    t.info.features = "+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt,+lzcnt,+movbe,"
+                      "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512cd";
+    t.info.vectorBits = 512;
+  } else if (level == TargetLevel::Avx512) {
     t.levelName = "avx512";
     t.info.cpu = llvm::sys::getHostCPUName().str();
     std::string features;
@@ -102,7 +112,8 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level) {
   return t;
 }
 
-llvm::Expected<std::unique_ptr<KernelJIT>> KernelJIT::create(const TargetChoice &t) {
+llvm::Expected<std::unique_ptr<KernelJIT>>
+KernelJIT::create(const TargetChoice &t) {
   initializeLLVM();
   std::unique_ptr<KernelJIT> kj(new KernelJIT(t));
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.info.triple)};
@@ -110,7 +121,8 @@ llvm::Expected<std::unique_ptr<KernelJIT>> KernelJIT::create(const TargetChoice 
   llvm::SubtargetFeatures features(t.info.features);
   jtmb.addFeatures(features.getFeatures());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
   if (!jit)
     return jit.takeError();
   kj->jit_ = std::move(*jit);
@@ -127,8 +139,8 @@ KernelJIT::makeTargetMachine() const {
   return jtmb.createTargetMachine();
 }
 
-llvm::Expected<KernelJIT::Symbols> KernelJIT::add(llvm::orc::ThreadSafeModule module,
-                                                  const std::string &stem) {
+llvm::Expected<KernelJIT::Symbols>
+KernelJIT::add(llvm::orc::ThreadSafeModule module, const std::string &stem) {
   auto &jd = jit_->getMainJITDylib();
   auto tracker = jd.createResourceTracker();
   if (auto err = jit_->addIRModule(tracker, std::move(module)))
@@ -153,7 +165,8 @@ std::string emitAssembly(llvm::Module &module, llvm::TargetMachine &tm) {
   llvm::SmallString<4096> out;
   llvm::raw_svector_ostream os(out);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             llvm::CodeGenFileType::AssemblyFile))
     return "; this target cannot emit assembly\n";
   pm.run(module);
   return std::string(out.str());

@@ -26,7 +26,9 @@ struct TargetChoice {
 };
 
 /// Resolves `Host` (or `TILEJIT_TARGET`) and checks the host supports it.
-llvm::Expected<TargetChoice> chooseTarget(TargetLevel level);
+/// With `emitOnly`, a level the host cannot run is described by a fixed CPU
+/// (haswell / skylake-avx512) instead: its code may be printed, never run.
+llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly = false);
 
 class KernelJIT {
 public:

@@ -311,7 +311,7 @@ int main(int argc, char **argv) {
     jit::TargetLevel level = target == "avx2"     ? jit::TargetLevel::Avx2
                              : target == "avx512" ? jit::TargetLevel::Avx512
                                                   : jit::TargetLevel::Host;
-    auto compiler = jit::Compiler::instance(level);
+    auto compiler = jit::Compiler::forEmission(level);
     if (!compiler) {
       std::cerr << "tile-opt: error: " << llvm::toString(compiler.takeError()) << "\n";
       return 1;

@@ -1,4 +1,5 @@
-//===- tilejit.cpp - The tilejit command line ------------------------------===//
+//===- tilejit.cpp - The tilejit command line
+//------------------------------===//
 //
 // tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
 // tilejit dump [NAME] [--stage STAGE]
@@ -25,23 +26,32 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-const std::vector<std::string> kStages = {"ast", "tile", "tile-opt", "llvm", "llvm-opt", "asm"};
+const std::vector<std::string> kStages = {"ast",  "tile",     "tile-opt",
+                                          "llvm", "llvm-opt", "asm"};
 
 jit::DumpStage stageOf(const std::string &s) {
-  if (s == "ast") return jit::DumpStage::Ast;
-  if (s == "tile") return jit::DumpStage::Tile;
-  if (s == "tile-opt") return jit::DumpStage::TileOpt;
-  if (s == "llvm") return jit::DumpStage::Llvm;
-  if (s == "llvm-opt") return jit::DumpStage::LlvmOpt;
+  if (s == "ast")
+    return jit::DumpStage::Ast;
+  if (s == "tile")
+    return jit::DumpStage::Tile;
+  if (s == "tile-opt")
+    return jit::DumpStage::TileOpt;
+  if (s == "llvm")
+    return jit::DumpStage::Llvm;
+  if (s == "llvm-opt")
+    return jit::DumpStage::LlvmOpt;
   return jit::DumpStage::Asm;
 }
 
-llvm::Expected<jit::Compiler &> compilerFor(const std::string &target) {
-  if (target == "avx2")
-    return jit::Compiler::instance(jit::TargetLevel::Avx2);
-  if (target == "avx512")
-    return jit::Compiler::instance(jit::TargetLevel::Avx512);
-  return jit::Compiler::instance(jit::TargetLevel::Host);
+/// The compiler for `--target`; one that only prints code (`--emit`, `dump`)
+/// may target an instruction set this CPU lacks.
+llvm::Expected<jit::Compiler &> compilerFor(const std::string &target,
+                                            bool emitOnly) {
+  jit::TargetLevel level = target == "avx2"     ? jit::TargetLevel::Avx2
+                           : target == "avx512" ? jit::TargetLevel::Avx512
+                                                : jit::TargetLevel::Host;
+  return emitOnly ? jit::Compiler::forEmission(level)
+                  : jit::Compiler::instance(level);
 }
 
 bool parseSets(const std::vector<std::string> &sets, jit::Specialization &spec,
@@ -58,15 +68,19 @@ bool parseSets(const std::vector<std::string> &sets, jit::Specialization &spec,
 }
 
 nlohmann::json timesJson(const jit::StageTimes &t) {
-  return {{"parse_ms", t.parse},       {"sema_ms", t.sema},
-          {"tile_passes_ms", t.tilePasses}, {"codegen_ms", t.codegen},
-          {"llvm_opt_ms", t.llvmOpt},   {"machine_code_ms", t.machineCode},
+  return {{"parse_ms", t.parse},
+          {"sema_ms", t.sema},
+          {"tile_passes_ms", t.tilePasses},
+          {"codegen_ms", t.codegen},
+          {"llvm_opt_ms", t.llvmOpt},
+          {"machine_code_ms", t.machineCode},
           {"total_ms", t.total}};
 }
 
 int compileCommand(const std::string &file, const std::string &kernel,
-                   const std::vector<std::string> &sets, const std::string &emit,
-                   bool json, const std::string &target) {
+                   const std::vector<std::string> &sets,
+                   const std::string &emit, bool json,
+                   const std::string &target) {
   auto source = jit::KernelSource::fromFile(file);
   if (!source)
     return fail(llvm::toString(source.takeError()));
@@ -74,7 +88,7 @@ int compileCommand(const std::string &file, const std::string &kernel,
   std::string error;
   if (!parseSets(sets, spec, error))
     return fail(error);
-  auto compiler = compilerFor(target);
+  auto compiler = compilerFor(target, !emit.empty());
   if (!compiler)
     return fail(llvm::toString(compiler.takeError()));
   if (!emit.empty()) {
@@ -93,24 +107,29 @@ int compileCommand(const std::string &file, const std::string &kernel,
   }
   const jit::StageTimes &t = k->kernel->times();
   if (json) {
-    nlohmann::json out = {{"tiling_key", k->kernel->key().str()},
-                          {"key_hash", fmt::format("{:016x}", k->kernel->key().hash())},
-                          {"from_cache", !k->compiled},
-                          {"scratch_bytes", k->kernel->scratchBytes()},
-                          {"times", timesJson(t)}};
+    nlohmann::json out = {
+        {"tiling_key", k->kernel->key().str()},
+        {"key_hash", fmt::format("{:016x}", k->kernel->key().hash())},
+        {"from_cache", !k->compiled},
+        {"scratch_bytes", k->kernel->scratchBytes()},
+        {"times", timesJson(t)}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   fmt::print("tiling key   {}\n", k->kernel->key().str());
   fmt::print("from cache   {}\n", k->compiled ? "no" : "yes");
   fmt::print("scratch      {} bytes per program\n", k->kernel->scratchBytes());
-  fmt::print("compile      parse {:.2f} ms, sema {:.2f} ms, tile passes {:.2f} ms, codegen "
-             "{:.2f} ms, llvm opt {:.2f} ms, machine code {:.2f} ms, total {:.2f} ms\n",
-             t.parse, t.sema, t.tilePasses, t.codegen, t.llvmOpt, t.machineCode, t.total);
+  fmt::print("compile      parse {:.2f} ms, sema {:.2f} ms, tile passes {:.2f} "
+             "ms, codegen "
+             "{:.2f} ms, llvm opt {:.2f} ms, machine code {:.2f} ms, total "
+             "{:.2f} ms\n",
+             t.parse, t.sema, t.tilePasses, t.codegen, t.llvmOpt, t.machineCode,
+             t.total);
   return 0;
 }
 
-int dumpCommand(const std::string &name, const std::string &stage, const std::string &target) {
+int dumpCommand(const std::string &name, const std::string &stage,
+                const std::string &target) {
   const auto &kernels = ops::builtinKernels();
   if (name.empty()) {
     fmt::print("built-in kernels (tilejit dump NAME --stage {}):\n",
@@ -126,11 +145,11 @@ int dumpCommand(const std::string &name, const std::string &stage, const std::st
   for (const auto &k : kernels) {
     if (k.name != name)
       continue;
-    auto compiler = compilerFor(target);
+    auto compiler = compilerFor(target, /*emitOnly=*/true);
     if (!compiler)
       return fail(llvm::toString(compiler.takeError()));
-    auto text = compiler->emit(ops::embeddedKernel(k.sourcePath), k.kernel, k.spec,
-                               stageOf(stage));
+    auto text = compiler->emit(ops::embeddedKernel(k.sourcePath), k.kernel,
+                               k.spec, stageOf(stage));
     if (!text) {
       std::cerr << llvm::toString(text.takeError());
       return 1;
@@ -138,16 +157,17 @@ int dumpCommand(const std::string &name, const std::string &stage, const std::st
     std::cout << *text;
     return 0;
   }
-  return fail("no built-in kernel named '" + name + "' (run `tilejit dump` for the list)");
+  return fail("no built-in kernel named '" + name +
+              "' (run `tilejit dump` for the list)");
 }
 
 int demoCommand(bool json) {
   nlohmann::json all = nlohmann::json::array();
   bool ok = true;
   if (!json)
-    fmt::print("{:<32} {:>8} {:>10} {:>11} {:>6} {:>13} {:>13} {:>7}\n", "workload",
-               "compiled", "compile_ms", "max_abs_err", "passed", "generated_us",
-               "handwritten_us", "ratio");
+    fmt::print("{:<32} {:>8} {:>10} {:>11} {:>6} {:>13} {:>13} {:>7}\n",
+               "workload", "compiled", "compile_ms", "max_abs_err", "passed",
+               "generated_us", "handwritten_us", "ratio");
   for (const ops::Workload &w : ops::workloads()) {
     ops::WorkloadResult r = w.run();
     ok &= r.passed && r.error.empty();
@@ -168,7 +188,8 @@ int demoCommand(bool json) {
       fmt::print("{:<32} error: {}\n", r.name, r.error);
       continue;
     }
-    fmt::print("{:<32} {:>8} {:>10.2f} {:>11.3g} {:>6} {:>13.1f} {:>13.1f} {:>6.2f}x\n",
+    fmt::print("{:<32} {:>8} {:>10.2f} {:>11.3g} {:>6} {:>13.1f} {:>13.1f} "
+               "{:>6.2f}x\n",
                r.name, r.compiled ? "yes" : "no", r.compileMs, r.maxAbsErr,
                r.passed ? "yes" : "NO", r.generatedUs, r.handwrittenUs,
                r.generatedUs > 0 ? r.handwrittenUs / r.generatedUs : 0.0);
@@ -177,7 +198,8 @@ int demoCommand(bool json) {
     std::cout << all.dump(2) << "\n";
   } else {
     jit::Compiler &c = jit::Compiler::instance();
-    fmt::print("\ntarget {} ({} x f32 lanes); ratio = hand-written time / generated time "
+    fmt::print("\ntarget {} ({} x f32 lanes); ratio = hand-written time / "
+               "generated time "
                "(> 1: the generated kernel is faster)\n",
                c.targetName(), c.vectorLanes());
   }
@@ -187,39 +209,54 @@ int demoCommand(bool json) {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"tilejit: Ascend attention operators on x86-64, JIT-compiled from a tile DSL"};
+  CLI::App app{"tilejit: Ascend attention operators on x86-64, JIT-compiled "
+               "from a tile DSL"};
   app.require_subcommand(1);
 
   std::string file, kernel, emit, target;
   std::vector<std::string> sets;
   bool json = false;
-  auto *compile = app.add_subcommand("compile", "compile a .tile kernel and report its tiling key and stage times");
+  auto *compile = app.add_subcommand(
+      "compile",
+      "compile a .tile kernel and report its tiling key and stage times");
   compile->add_option("file", file, "the .tile source")->required();
   compile->add_option("--kernel", kernel, "kernel name")->required();
-  compile->add_option("--set", sets, "compile-time parameter NAME=VALUE (repeatable)");
-  compile->add_option("--emit", emit, "print this stage instead")->check(CLI::IsMember(kStages));
+  compile->add_option("--set", sets,
+                      "compile-time parameter NAME=VALUE (repeatable)");
+  compile->add_option("--emit", emit, "print this stage instead")
+      ->check(CLI::IsMember(kStages));
   compile->add_flag("--json", json, "machine-readable output");
-  compile->add_option("--target", target, "avx2|avx512 (default: host or TILEJIT_TARGET)")
+  compile
+      ->add_option("--target", target,
+                   "avx2|avx512 (default: host or TILEJIT_TARGET)")
       ->check(CLI::IsMember({"avx2", "avx512"}));
 
   std::string dumpName, dumpStage = "tile-opt";
-  auto *dump = app.add_subcommand("dump", "show a stage of a built-in kernel (no NAME: list them)");
+  auto *dump = app.add_subcommand(
+      "dump", "show a stage of a built-in kernel (no NAME: list them)");
   dump->add_option("name", dumpName, "built-in kernel");
-  dump->add_option("--stage", dumpStage, "stage")->check(CLI::IsMember(kStages));
-  dump->add_option("--target", target, "avx2|avx512")->check(CLI::IsMember({"avx2", "avx512"}));
+  dump->add_option("--stage", dumpStage, "stage")
+      ->check(CLI::IsMember(kStages));
+  dump->add_option("--target", target, "avx2|avx512")
+      ->check(CLI::IsMember({"avx2", "avx512"}));
 
-  auto *cache = app.add_subcommand("cache", "inspect or clear the kernel cache");
+  auto *cache =
+      app.add_subcommand("cache", "inspect or clear the kernel cache");
   cache->require_subcommand(1);
-  auto *stats = cache->add_subcommand("stats", "entries, bytes, hits and compiles");
+  auto *stats =
+      cache->add_subcommand("stats", "entries, bytes, hits and compiles");
   stats->add_flag("--json", json, "machine-readable output");
   auto *clear = cache->add_subcommand("clear", "drop every cached kernel");
 
-  auto *demo = app.add_subcommand("demo", "run every built-in workload against its reference and hand-written twin");
+  auto *demo =
+      app.add_subcommand("demo", "run every built-in workload against its "
+                                 "reference and hand-written twin");
   demo->add_flag("--json", json, "one JSON array, one object per workload");
 
   CLI11_PARSE(app, argc, argv);
 
-  // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an abort.
+  // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an
+  // abort.
   if (auto host = jit::Compiler::instance(jit::TargetLevel::Host); !host)
     return fail(llvm::toString(host.takeError()));
 
@@ -232,13 +269,16 @@ int main(int argc, char **argv) {
     // The cache of this issue is in-process only: a fresh process starts
     // empty. (The disk tier comes with the persistent cache.)
     if (json) {
-      nlohmann::json out = {{"entries", s.entries},       {"bytes", 0},
-                            {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
+      nlohmann::json out = {{"entries", s.entries},
+                            {"bytes", 0},
+                            {"memory_hits", s.memoryHits},
+                            {"disk_hits", s.diskHits},
                             {"compiles", s.compiles}};
       std::cout << out.dump(2) << "\n";
     } else {
-      fmt::print("entries {}\nbytes 0\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n", s.entries,
-                 s.memoryHits, s.diskHits, s.compiles);
+      fmt::print(
+          "entries {}\nbytes 0\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
+          s.entries, s.memoryHits, s.diskHits, s.compiles);
     }
     return 0;
   }
