@@ -578,9 +578,29 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
       storeDone = it->second;
   }
 
+  // A load stored once, unchanged, right away (a tile copy): when both
+  // tiles are whole and contiguous, rows go from tensor to tensor and the
+  // store is done; otherwise both take their own paths through the buffer.
+  const ir::Op *copyTo = isLoad && !mask && !forwardLoad ? forwardableStore(op) : nullptr;
+
   // Fast path: the whole tile is inside the tensor, the innermost axis is
   // contiguous and nothing is masked: one memcpy per tile row.
   llvm::Value *inBounds = mask ? b_.getFalse() : tileInBounds(t, off, shape);
+  llvm::Value *copyBase = nullptr;
+  const TensorInfo *copyDst = nullptr;
+  if (copyTo) {
+    copyDst = &tensors_[copyTo->operand(0)];
+    unsigned drank = copyDst->sizes.size();
+    std::vector<llvm::Value *> doff;
+    llvm::Value *dlin = i64(0);
+    for (unsigned d = 0; d < drank; ++d) {
+      doff.push_back(scalar(copyTo->operand(1 + d)));
+      dlin = b_.CreateAdd(dlin, b_.CreateMul(doff[d], copyDst->strides[d]));
+    }
+    inBounds = b_.CreateAnd(inBounds, tileInBounds(*copyDst, doff, shape));
+    copyBase = elemPtr(k, copyDst->data, dlin);
+    forwardedStores_[copyTo] = inBounds;
+  }
   auto *fast = llvm::BasicBlock::Create(ctx_, isLoad ? "load.fast" : "store.fast", fn_);
   auto *slow = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow" : "store.slow", fn_);
   auto *done = llvm::BasicBlock::Create(ctx_, isLoad ? "load.done" : "store.done", fn_);
@@ -589,7 +609,21 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   unsigned eb = ir::byteWidth(k);
   b_.SetInsertPoint(fast);
   llvm::Value *globalBase = elemPtr(k, t.data, lin);
-  if (!forwardLoad && !storeDone) {
+  if (copyTo) {
+    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+    unsigned dlead = copyDst->sizes.size() - r;
+    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *g = i64(0), *dg = i64(0);
+      for (size_t q = 0; q < idx.size(); ++q) {
+        g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
+        dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
+      }
+      // memmove: a kernel may copy a tensor onto itself, shifted.
+      b_.CreateMemMove(elemPtr(k, copyBase, dg), llvm::MaybeAlign(eb),
+                       elemPtr(k, globalBase, g), llvm::MaybeAlign(eb),
+                       shape.back() * eb);
+    });
+  } else if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t rowBytes = shape.back() * eb;
     emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {

@@ -156,8 +156,8 @@ public:
                             const std::vector<int64_t> &shape);
   /// Where a fused loop reads input `v` / writes result `v`.
   Forwarded accessOf(const ir::Value *v);
-  /// If the op after `fused` (ignoring pure scalar ops) is an unmasked store of
-  /// its result, returns that store.
+  /// If the op after `fused` (a fused loop or a load; ignoring pure scalar
+  /// ops) is an unmasked store of its result, returns that store.
   const ir::Op *forwardableStore(const ir::Op &fused);
   llvm::DenseMap<const ir::Value *, TensorInfo> tensors_;
   bool failed_ = false;
