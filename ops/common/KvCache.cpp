@@ -98,13 +98,17 @@ std::optional<FlatView> collapse(const runtime::TensorView &view,
 
 Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
-                 std::shared_ptr<const jit::CompiledKernel> &out) {
+                 std::shared_ptr<const jit::CompiledKernel> &out,
+                 runtime::KernelUse *use) {
   auto ref = jit::Compiler::instance().get(source, kernel, spec);
   if (!ref)
     return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
                          " of ", source.name(),
                          " did not compile: ", llvm::toString(ref.takeError()));
   out = ref->kernel;
+  if (use)
+    *use = {out->key().str(), ref->compiled,
+            ref->compiled ? out->times().total : 0};
   return Status::ok();
 }
 

@@ -1,4 +1,5 @@
-//===- KvCache.h - What the paged KV-cache operators share -------*- C++ -*-===//
+//===- KvCache.h - What the paged KV-cache operators share -------*- C++
+//-*-===//
 ///
 /// \file
 /// Host-side helpers of the operators that move KV-cache rows
@@ -13,6 +14,7 @@
 #define TILEJIT_OPS_COMMON_KVCACHE_H
 
 #include "jit/Compiler.h"
+#include "ops/runtime/Executor.h"
 #include "ops/runtime/Status.h"
 #include "ops/runtime/TensorView.h"
 
@@ -56,11 +58,12 @@ std::optional<FlatView> collapse(const runtime::TensorView &view,
                                  const std::vector<int> &groups);
 
 /// A compiled kernel for an operator, or 561003 naming the kernel and the
-/// compiler's message.
+/// compiler's message. `use`, if given, receives its key and compile time.
 runtime::Status getKernel(const jit::KernelSource &source,
                           const std::string &kernel,
                           const jit::Specialization &spec,
-                          std::shared_ptr<const jit::CompiledKernel> &out);
+                          std::shared_ptr<const jit::CompiledKernel> &out,
+                          runtime::KernelUse *use = nullptr);
 
 /// Launches `kernel` and turns a launch error into 561000 naming `what`.
 runtime::Status launchKernel(const jit::CompiledKernel &kernel,

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tilejit::runtime {
 
@@ -27,6 +28,13 @@ namespace tilejit::runtime {
 struct LaunchContext {
   void *workspace = nullptr;  ///< the caller's workspace (may be null if 0)
   uint64_t workspaceSize = 0; ///< its size in bytes (>= the size asked for)
+};
+
+/// A compiled kernel phase 1 obtained (for `tilejit demo` and tools).
+struct KernelUse {
+  std::string tilingKey; ///< printable tiling key
+  bool compiled = false; ///< false when it came from a cache
+  double compileMs = 0;  ///< this request's compile time (0 on a hit)
 };
 
 /// The prepared work of one operator call.
@@ -57,6 +65,11 @@ public:
   /// Marks the executor reusable; the caller then destroys it.
   void setRepeatable(bool repeatable) { repeatable_ = repeatable; }
 
+  /// Records a kernel the launch will run.
+  void addKernelUse(KernelUse use) { kernels_.push_back(std::move(use)); }
+  /// The kernels the launch will run, in the order phase 1 obtained them.
+  const std::vector<KernelUse> &kernelUses() const { return kernels_; }
+
   /// Runs the closure (no-op success when there is none).
   Status run(const LaunchContext &context) const {
     if (!launch_)
@@ -68,6 +81,7 @@ private:
   std::string opName_;
   uint64_t workspaceSize_ = 0;
   LaunchFn launch_;
+  std::vector<KernelUse> kernels_;
   bool repeatable_ = false;
 };
 

@@ -38,9 +38,13 @@ WorkloadResult axpbyWorkload() {
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), n);
   r.passed = r.maxAbsErr == 0; // same f32 operations: bit-exact
   r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(runAxpby(c, DType::F16, x.data(), y.data(), n, 0.5f, 0.25f).takeError());
+    llvm::consumeError(
+        runAxpby(c, DType::F16, x.data(), y.data(), n, 0.5f, 0.25f)
+            .takeError());
   });
-  r.handwrittenUs = medianMicroseconds([&] { axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f); });
+  r.handwrittenUs = medianMicroseconds([&] {
+    axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f);
+  });
   return r;
 }
 
@@ -58,9 +62,11 @@ WorkloadResult softmaxWorkload() {
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-3; // f16 storage: 2^-11 at 1.0, plus f32 math
   r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(runSoftmax(c, DType::F16, x.data(), y.data(), m, n).takeError());
+    llvm::consumeError(
+        runSoftmax(c, DType::F16, x.data(), y.data(), m, n).takeError());
   });
-  r.handwrittenUs = medianMicroseconds([&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); });
+  r.handwrittenUs = medianMicroseconds(
+      [&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); });
   return r;
 }
 
@@ -78,9 +84,11 @@ WorkloadResult matmulWorkload(DType t) {
   r.maxAbsErr = maxAbsDiff(DType::F32, out.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-6 * k * 4; // f32 accumulation of exact products
   r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k).takeError());
+    llvm::consumeError(
+        runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k).takeError());
   });
-  r.handwrittenUs = medianMicroseconds([&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); });
+  r.handwrittenUs = medianMicroseconds(
+      [&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); });
   return r;
 }
 
@@ -95,22 +103,27 @@ WorkloadResult attentionWorkload() {
   s.keys = 512;
   s.dim = 64;
   s.causal = true;
-  int64_t qn = s.batch * s.heads * s.queries * s.dim, kn = s.batch * s.kvHeads * s.keys * s.dim;
+  int64_t qn = s.batch * s.heads * s.queries * s.dim,
+          kn = s.batch * s.kvHeads * s.keys * s.dim;
   auto q = randomBuffer(DType::F16, qn, 6), k = randomBuffer(DType::F16, kn, 7),
        v = randomBuffer(DType::F16, kn, 8);
   std::vector<unsigned char> o(q.size()), want(q.size()), twin(q.size());
   jit::Compiler &c = jit::Compiler::instance();
-  auto kr = runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data());
+  auto kr =
+      runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data());
   if (!record(r, kr))
     return r;
   attentionReference(DType::F16, s, q.data(), k.data(), v.data(), want.data());
   r.maxAbsErr = maxAbsDiff(DType::F16, o.data(), want.data(), qn);
   r.passed = r.maxAbsErr <= 4e-3; // f16 storage of values in [-2, 2]
   r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data()).takeError());
+    llvm::consumeError(
+        runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data())
+            .takeError());
   });
   r.handwrittenUs = medianMicroseconds([&] {
-    attentionHandwritten(DType::F16, s, q.data(), k.data(), v.data(), twin.data());
+    attentionHandwritten(DType::F16, s, q.data(), k.data(), v.data(),
+                         twin.data());
   });
   return r;
 }
@@ -118,29 +131,57 @@ WorkloadResult attentionWorkload() {
 } // namespace
 
 const std::vector<Workload> &workloads() {
-  static const std::vector<Workload> all = {
-      {"elementwise_axpby_f16", "y = a*x + b*y over 4M+3 f16 elements", axpbyWorkload},
-      {"softmax_f16", "row softmax, 4096 x 1000 f16", softmaxWorkload},
-      {"matmul_abt_f32", "C = A·Bᵀ, 512^3, f32 inputs", [] { return matmulWorkload(DType::F32); }},
-      {"matmul_abt_f16", "C = A·Bᵀ, 512^3, f16 inputs", [] { return matmulWorkload(DType::F16); }},
-      {"matmul_abt_bf16", "C = A·Bᵀ, 512^3, bf16 inputs", [] { return matmulWorkload(DType::BF16); }},
-      {"flash_attention_f16_causal_gqa",
-       "attention forward, 16 heads over 4 KV heads, 128 queries x 512 keys, D=64, causal",
-       attentionWorkload},
-  };
+  static const std::vector<Workload> all = [] {
+    std::vector<Workload> list = {
+        {"elementwise_axpby_f16", "y = a*x + b*y over 4M+3 f16 elements",
+         axpbyWorkload},
+        {"softmax_f16", "row softmax, 4096 x 1000 f16", softmaxWorkload},
+        {"matmul_abt_f32", "C = A·Bᵀ, 512^3, f32 inputs",
+         [] { return matmulWorkload(DType::F32); }},
+        {"matmul_abt_f16", "C = A·Bᵀ, 512^3, f16 inputs",
+         [] { return matmulWorkload(DType::F16); }},
+        {"matmul_abt_bf16", "C = A·Bᵀ, 512^3, bf16 inputs",
+         [] { return matmulWorkload(DType::BF16); }},
+        {"flash_attention_f16_causal_gqa",
+         "attention forward, 16 heads over 4 KV heads, 128 queries x 512 keys, "
+         "D=64, causal",
+         attentionWorkload},
+    };
+    for (auto ops : {scatterPaKvCacheWorkloads, gatherPaKvCacheWorkloads})
+      for (Workload &w : ops())
+        list.push_back(std::move(w));
+    return list;
+  }();
   return all;
 }
 
 const std::vector<BuiltinKernel> &builtinKernels() {
-  static const std::vector<BuiltinKernel> all = {
-      {"axpby", "ops/samples/elementwise.tile", "axpby", {{"T", "f16"}}},
-      {"convert", "ops/samples/elementwise.tile", "convert", {{"S", "f32"}, {"D", "bf16"}}},
-      {"copy", "ops/samples/elementwise.tile", "copy", {{"T", "f16"}, {"U", "u16"}}},
-      {"softmax", "ops/samples/softmax.tile", "softmax", {{"T", "f16"}, {"BN", "1024"}}},
-      {"matmul_abt", "ops/samples/matmul.tile", "matmul_abt", {{"T", "f32"}}},
-      {"attn", "ops/samples/flash_attention.tile", "attn",
-       {{"T", "f16"}, {"D", "64"}, {"G", "4"}, {"CAUSAL", "true"}}},
-  };
+  static const std::vector<BuiltinKernel> all = [] {
+    std::vector<BuiltinKernel> list = {
+        {"axpby", "ops/samples/elementwise.tile", "axpby", {{"T", "f16"}}},
+        {"convert",
+         "ops/samples/elementwise.tile",
+         "convert",
+         {{"S", "f32"}, {"D", "bf16"}}},
+        {"copy",
+         "ops/samples/elementwise.tile",
+         "copy",
+         {{"T", "f16"}, {"U", "u16"}}},
+        {"softmax",
+         "ops/samples/softmax.tile",
+         "softmax",
+         {{"T", "f16"}, {"BN", "1024"}}},
+        {"matmul_abt", "ops/samples/matmul.tile", "matmul_abt", {{"T", "f32"}}},
+        {"attn",
+         "ops/samples/flash_attention.tile",
+         "attn",
+         {{"T", "f16"}, {"D", "64"}, {"G", "4"}, {"CAUSAL", "true"}}},
+    };
+    for (auto ops : {scatterPaKvCacheKernels, gatherPaKvCacheKernels})
+      for (BuiltinKernel &k : ops())
+        list.push_back(std::move(k));
+    return list;
+  }();
   return all;
 }
 

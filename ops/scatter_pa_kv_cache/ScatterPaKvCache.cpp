@@ -50,7 +50,9 @@ Status invalid(const auto &...parts) {
   return Status::error(status::ParamInvalid, parts...);
 }
 
-std::string shapeOf(const TensorView &t) { return runtime::shapeToString(t.shape); }
+std::string shapeOf(const TensorView &t) {
+  return runtime::shapeToString(t.shape);
+}
 
 /// "name: must be <rank>-D, got [..]" unless `t` has rank `rank`.
 Status requireRank(const TensorView &t, const char *name, int64_t rank,
@@ -64,8 +66,9 @@ Status requireRank(const TensorView &t, const char *name, int64_t rank,
 Status checkDtypes(const aclnn::ScatterPaKvCacheArgs &a) {
   auto kv = [](const TensorView &t, const char *name) {
     if (!isKvDataType(t.dtype))
-      return invalid(name, ": dtype ", t.dtype, " is not supported (expected one of ",
-                     kvDataTypeList(), ")");
+      return invalid(name, ": dtype ", t.dtype,
+                     " is not supported (expected one of ", kvDataTypeList(),
+                     ")");
     return Status::ok();
   };
   if (Status s = kv(*a.key, "key"); !s)
@@ -124,9 +127,11 @@ Status selectScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario &scenario,
   mode = HeadMode::Tail;
   if (a.key->rank() == 4) {
     if (!normLike(cm))
-      return tiling("cacheModeOptional: a 4-D key needs the Norm cache mode, got \"PA_NZ\"");
+      return tiling("cacheModeOptional: a 4-D key needs the Norm cache mode, "
+                    "got \"PA_NZ\"");
     if (keyOnly)
-      return tiling("value: key-only (0-D value) is not supported with a 4-D key");
+      return tiling(
+          "value: key-only (0-D value) is not supported with a 4-D key");
     scenario = Scenario::S3;
     mode = a.compressSeqOffsetOptional ? HeadMode::Mean : HeadMode::Tail;
     return Status::ok();
@@ -143,8 +148,9 @@ Status selectScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario &scenario,
     return Status::ok();
   }
   if (keyOnly)
-    return tiling("value: key-only (0-D value) is not supported with scatter mode \"",
-                  sm, "\"");
+    return tiling(
+        "value: key-only (0-D value) is not supported with scatter mode \"", sm,
+        "\"");
   if (is(sm, "Alibi")) {
     scenario = Scenario::S4;
     return Status::ok();
@@ -159,10 +165,13 @@ Status selectScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario &scenario,
 Status checkNct(const aclnn::ScatterPaKvCacheArgs &a, int which,
                 const TensorView &t, const char *name) {
   if (!a.stridesOptional || a.stridesOptional->size() != 2)
-    return tiling("stridesOptional: Nct needs exactly 2 values {strideK, strideV}");
+    return tiling(
+        "stridesOptional: Nct needs exactly 2 values {strideK, strideV}");
   if (!a.offsetsOptional || a.offsetsOptional->size() != 2)
-    return tiling("offsetsOptional: Nct needs exactly 2 values {offsetK, offsetV}");
-  int64_t stride = (*a.stridesOptional)[which], offset = (*a.offsetsOptional)[which];
+    return tiling(
+        "offsetsOptional: Nct needs exactly 2 values {offsetK, offsetV}");
+  int64_t stride = (*a.stridesOptional)[which],
+          offset = (*a.offsetsOptional)[which];
   if (stride < 1)
     return tiling("stridesOptional[", which, "]: must be >= 1, got ", stride);
   if (offset < 0)
@@ -170,9 +179,9 @@ Status checkNct(const aclnn::ScatterPaKvCacheArgs &a, int which,
   int64_t rows = t.dim(0), row = t.dim(1) * t.dim(2);
   int64_t available = t.storageNumel() - t.offset;
   if (rows > 0 && offset + (rows - 1) * stride + row > available)
-    return tiling(name, ": Nct window offset ", offset, " + (", rows, " - 1) * stride ",
-                  stride, " + ", row, " exceeds its buffer of ", available,
-                  " elements");
+    return tiling(name, ": Nct window offset ", offset, " + (", rows,
+                  " - 1) * stride ", stride, " + ", row,
+                  " exceeds its buffer of ", available, " elements");
   return Status::ok();
 }
 
@@ -185,14 +194,14 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
     return s;
   if (sc == Scenario::S1 || sc == Scenario::S2 || sc == Scenario::S6) {
     if (slots.rank() != 1 || slots.dim(0) != k.dim(0))
-      return tiling("slotMapping: must be 1-D of length key.shape[0] = ", k.dim(0),
-                    ", got ", shapeOf(slots));
+      return tiling("slotMapping: must be 1-D of length key.shape[0] = ",
+                    k.dim(0), ", got ", shapeOf(slots));
     if (sc != Scenario::S6) {
       if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
         return s;
       if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
-        return tiling("value: shape[0:2] must equal key's ", k.dim(0), ", ", k.dim(1),
-                      ", got ", shapeOf(v));
+        return tiling("value: shape[0:2] must equal key's ", k.dim(0), ", ",
+                      k.dim(1), ", got ", shapeOf(v));
     }
   }
   const int64_t n = k.rank() == 3 ? k.dim(1) : k.dim(2), dk = k.dim(-1);
@@ -202,11 +211,13 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
                     "], got ", shapeOf(kc));
     if (sc == Scenario::S2) {
       if (vc.dim(3) != v.dim(2))
-        return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2), ", got ",
-                      shapeOf(vc));
-      if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) || vc.dim(2) != kc.dim(2))
-        return tiling("valueCacheRef: shape[0:3] must equal keyCacheRef's, got ",
-                      shapeOf(vc), " and ", shapeOf(kc));
+        return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2),
+                      ", got ", shapeOf(vc));
+      if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) ||
+          vc.dim(2) != kc.dim(2))
+        return tiling(
+            "valueCacheRef: shape[0:3] must equal keyCacheRef's, got ",
+            shapeOf(vc), " and ", shapeOf(kc));
     }
   }
   if (sc == Scenario::S1) {
@@ -216,34 +227,39 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
       return tiling("keyCacheRef: PA_NZ last dim must be 32 / sizeof(", k.dtype,
                     ") = ", ek, ", got ", shapeOf(kc));
     if (vc.dim(3) != ev)
-      return tiling("valueCacheRef: PA_NZ last dim must be 32 / sizeof(", v.dtype,
-                    ") = ", ev, ", got ", shapeOf(vc));
+      return tiling("valueCacheRef: PA_NZ last dim must be 32 / sizeof(",
+                    v.dtype, ") = ", ev, ", got ", shapeOf(vc));
     if (dk * k.elementSize() % 32 != 0)
-      return tiling("key: PA_NZ needs Dk * sizeof(dtype) to be a multiple of 32 bytes, got Dk = ",
+      return tiling("key: PA_NZ needs Dk * sizeof(dtype) to be a multiple of "
+                    "32 bytes, got Dk = ",
                     dk);
     if (dv * v.elementSize() % 32 != 0)
-      return tiling("value: PA_NZ needs Dv * sizeof(dtype) to be a multiple of 32 bytes, got Dv = ",
+      return tiling("value: PA_NZ needs Dv * sizeof(dtype) to be a multiple of "
+                    "32 bytes, got Dv = ",
                     dv);
     if (kc.dim(1) != n * dk / ek)
-      return tiling("keyCacheRef: PA_NZ shape[1] must be N*Dk/Ek = ", n * dk / ek,
-                    ", got ", shapeOf(kc));
+      return tiling("keyCacheRef: PA_NZ shape[1] must be N*Dk/Ek = ",
+                    n * dk / ek, ", got ", shapeOf(kc));
     if (vc.dim(1) != n * dv / ev)
-      return tiling("valueCacheRef: PA_NZ shape[1] must be N*Dv/Ev = ", n * dv / ev,
-                    ", got ", shapeOf(vc));
+      return tiling("valueCacheRef: PA_NZ shape[1] must be N*Dv/Ev = ",
+                    n * dv / ev, ", got ", shapeOf(vc));
     if (kc.dim(0) != vc.dim(0))
-      return tiling("valueCacheRef: shape[0] (blocks) must equal keyCacheRef's ",
-                    kc.dim(0), ", got ", shapeOf(vc));
+      return tiling(
+          "valueCacheRef: shape[0] (blocks) must equal keyCacheRef's ",
+          kc.dim(0), ", got ", shapeOf(vc));
     if (kc.dim(2) != vc.dim(2))
-      return tiling("valueCacheRef: shape[2] (block size) must equal keyCacheRef's ",
-                    kc.dim(2), ", got ", shapeOf(vc));
+      return tiling(
+          "valueCacheRef: shape[2] (block size) must equal keyCacheRef's ",
+          kc.dim(2), ", got ", shapeOf(vc));
     if (kc.dim(2) > 65535)
-      return tiling("keyCacheRef: PA_NZ block size must be <= 65535, got ", kc.dim(2));
+      return tiling("keyCacheRef: PA_NZ block size must be <= 65535, got ",
+                    kc.dim(2));
   }
   if (sc != Scenario::S3) {
     const int64_t bs = sc == Scenario::S1 ? kc.dim(2) : kc.dim(1);
     if (kc.dim(0) * bs < k.dim(0))
-      return tiling("keyCacheRef: capacity num_blocks * block_size = ", kc.dim(0) * bs,
-                    " must be >= key.shape[0] = ", k.dim(0));
+      return tiling("keyCacheRef: capacity num_blocks * block_size = ",
+                    kc.dim(0) * bs, " must be >= key.shape[0] = ", k.dim(0));
   }
   if (nct) {
     if (Status s = checkNct(a, 0, k, "key"); !s)
@@ -259,7 +275,8 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
     if (!a.seqLensOptional)
       return tiling("seqLensOptional: required by scatter mode ", what);
     if (sc == Scenario::S5 && !a.compressSeqOffsetOptional)
-      return tiling("compressSeqOffsetOptional: required by scatter mode ", what);
+      return tiling("compressSeqOffsetOptional: required by scatter mode ",
+                    what);
     const TensorView &seq = *a.seqLensOptional;
     if (seq.rank() != 1)
       return tiling("seqLensOptional: must be 1-D [B], got ", shapeOf(seq));
@@ -271,27 +288,35 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
          "compressSeqOffsetOptional"}};
     for (auto [t, name] : perHead)
       if (t && (t->rank() != 1 || t->dim(0) != bn))
-        return tiling(name, ": must be 1-D of length B*N = ", bn, ", got ", shapeOf(*t));
+        return tiling(name, ": must be 1-D of length B*N = ", bn, ", got ",
+                      shapeOf(*t));
     if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
       return s;
     if (kc.dim(2) != 1)
-      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(kc));
+      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ",
+                    shapeOf(kc));
     if (vc.dim(2) != 1)
-      return tiling("valueCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(vc));
+      return tiling(
+          "valueCacheRef: shape[2] must be 1 (one head per slot), got ",
+          shapeOf(vc));
     if (kc.dim(3) != dk)
-      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ", shapeOf(kc));
+      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ",
+                    shapeOf(kc));
     if (vc.dim(3) != v.dim(2))
-      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2), ", got ", shapeOf(vc));
+      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(2), ", got ",
+                    shapeOf(vc));
     if (dk != v.dim(2))
-      return tiling("value: scatter mode ", what, " needs Dk == Dv, got ", dk, " and ",
-                    v.dim(2));
+      return tiling("value: scatter mode ", what, " needs Dk == Dv, got ", dk,
+                    " and ", v.dim(2));
     if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
-      return tiling("value: shape[0:2] must equal key's, got ", shapeOf(v), " and ",
-                    shapeOf(k));
-    if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) || vc.dim(2) != kc.dim(2))
-      return tiling("valueCacheRef: shape[0:3] must equal keyCacheRef's, got ", shapeOf(vc),
-                    " and ", shapeOf(kc));
-    if (sc == Scenario::S5 && k.dtype != DataType::Float16 && k.dtype != DataType::BFloat16)
+      return tiling("value: shape[0:2] must equal key's, got ", shapeOf(v),
+                    " and ", shapeOf(k));
+    if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1) ||
+        vc.dim(2) != kc.dim(2))
+      return tiling("valueCacheRef: shape[0:3] must equal keyCacheRef's, got ",
+                    shapeOf(vc), " and ", shapeOf(kc));
+    if (sc == Scenario::S5 && k.dtype != DataType::Float16 &&
+        k.dtype != DataType::BFloat16)
       return tiling("key: scatter mode ", a.scatterModeOptional,
                     " supports FLOAT16 and BFLOAT16 only, got ", k.dtype);
   }
@@ -302,37 +327,44 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
       return tiling("seqLensOptional: required with a 4-D key");
     const int64_t b = k.dim(0);
     if (slots.rank() != 2 || slots.dim(0) != b || slots.dim(1) != n)
-      return tiling("slotMapping: must be 2-D [B, N] = [", b, ", ", n, "], got ",
-                    shapeOf(slots));
+      return tiling("slotMapping: must be 2-D [B, N] = [", b, ", ", n,
+                    "], got ", shapeOf(slots));
     const TensorView &lens = *a.compressLensOptional;
     if (lens.rank() != 2 || lens.dim(0) != b || lens.dim(1) != n)
-      return tiling("compressLensOptional: must be 2-D [B, N] = [", b, ", ", n, "], got ",
-                    shapeOf(lens));
+      return tiling("compressLensOptional: must be 2-D [B, N] = [", b, ", ", n,
+                    "], got ", shapeOf(lens));
     const TensorView &seq = *a.seqLensOptional;
     if (seq.rank() != 1 || seq.dim(0) != b)
-      return tiling("seqLensOptional: must be 1-D [B] = [", b, "], got ", shapeOf(seq));
+      return tiling("seqLensOptional: must be 1-D [B] = [", b, "], got ",
+                    shapeOf(seq));
     if (const TensorView *o = a.compressSeqOffsetOptional)
       if (o->rank() != 1 || o->dim(0) != b * n)
-        return tiling("compressSeqOffsetOptional: must be 1-D of length B*N = ", b * n,
-                      ", got ", shapeOf(*o));
+        return tiling("compressSeqOffsetOptional: must be 1-D of length B*N = ",
+                      b * n, ", got ", shapeOf(*o));
     if (v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1) || v.dim(2) != k.dim(2))
-      return tiling("value: shape[0:3] must equal key's, got ", shapeOf(v), " and ",
-                    shapeOf(k));
+      return tiling("value: shape[0:3] must equal key's, got ", shapeOf(v),
+                    " and ", shapeOf(k));
     if (Status s = requireRank(vc, "valueCacheRef", 4, "(a paged cache)"); !s)
       return s;
     if (kc.dim(2) != 1)
-      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(kc));
+      return tiling("keyCacheRef: shape[2] must be 1 (one head per slot), got ",
+                    shapeOf(kc));
     if (vc.dim(2) != 1)
-      return tiling("valueCacheRef: shape[2] must be 1 (one head per slot), got ", shapeOf(vc));
+      return tiling(
+          "valueCacheRef: shape[2] must be 1 (one head per slot), got ",
+          shapeOf(vc));
     if (kc.dim(3) != dk)
-      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ", shapeOf(kc));
+      return tiling("keyCacheRef: shape[3] must be Dk = ", dk, ", got ",
+                    shapeOf(kc));
     if (vc.dim(3) != v.dim(3))
-      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(3), ", got ", shapeOf(vc));
+      return tiling("valueCacheRef: shape[3] must be Dv = ", v.dim(3), ", got ",
+                    shapeOf(vc));
     if (vc.dim(0) != kc.dim(0) || vc.dim(1) != kc.dim(1))
-      return tiling("valueCacheRef: shape[0:2] must equal keyCacheRef's, got ", shapeOf(vc),
-                    " and ", shapeOf(kc));
+      return tiling("valueCacheRef: shape[0:2] must equal keyCacheRef's, got ",
+                    shapeOf(vc), " and ", shapeOf(kc));
     if (mode == HeadMode::Mean && k.dtype == DataType::HiFloat8)
-      return tiling("key: averaging (compressSeqOffsetOptional given) does not support HIFLOAT8");
+      return tiling("key: averaging (compressSeqOffsetOptional given) does not "
+                    "support HIFLOAT8");
   }
   return Status::ok();
 }
@@ -342,18 +374,49 @@ Status checkScenario(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc,
 /// for the dtypes the kernel does not average.
 bool meanKinds(DataType t, const char *&elem, const char *&acc) {
   switch (t) {
-  case DataType::Float16: elem = "f16"; acc = "f32"; return true;
-  case DataType::BFloat16: elem = "bf16"; acc = "f32"; return true;
-  case DataType::Float: elem = "f32"; acc = "f32"; return true;
-  case DataType::Int8: elem = "i8"; acc = "i32"; return true;
-  case DataType::Int16: elem = "i16"; acc = "i32"; return true;
-  case DataType::Int32: elem = "i32"; acc = "i32"; return true;
-  case DataType::UInt8: elem = "u8"; acc = "u32"; return true;
-  case DataType::UInt16: elem = "u16"; acc = "u32"; return true;
-  case DataType::UInt32: elem = "u32"; acc = "u32"; return true;
+  case DataType::Float16:
+    elem = "f16";
+    acc = "f32";
+    return true;
+  case DataType::BFloat16:
+    elem = "bf16";
+    acc = "f32";
+    return true;
+  case DataType::Float:
+    elem = "f32";
+    acc = "f32";
+    return true;
+  case DataType::Int8:
+    elem = "i8";
+    acc = "i32";
+    return true;
+  case DataType::Int16:
+    elem = "i16";
+    acc = "i32";
+    return true;
+  case DataType::Int32:
+    elem = "i32";
+    acc = "i32";
+    return true;
+  case DataType::UInt8:
+    elem = "u8";
+    acc = "u32";
+    return true;
+  case DataType::UInt16:
+    elem = "u16";
+    acc = "u32";
+    return true;
+  case DataType::UInt32:
+    elem = "u32";
+    acc = "u32";
+    return true;
   case DataType::Float8E5M2:
-  case DataType::Float8E4M3FN: elem = "u8"; acc = "f32"; return true;
-  default: return false;
+  case DataType::Float8E4M3FN:
+    elem = "u8";
+    acc = "f32";
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -372,7 +435,9 @@ struct ArgView {
   std::vector<int64_t> sizes, strides;
 };
 
-ArgView asIs(const TensorView &t) { return {t.firstElement(), t.shape, t.strides}; }
+ArgView asIs(const TensorView &t) {
+  return {t.firstElement(), t.shape, t.strides};
+}
 ArgView fromFlat(const FlatView &f) { return {f.data, f.sizes, f.strides}; }
 
 /// Rows of `t` ([rows, N, D] or, with Nct, windows of a flat buffer) as the
@@ -381,7 +446,8 @@ ArgView rowsView(const TensorView &t, bool nct, int64_t stride, int64_t offset,
                  bool flat) {
   const int64_t rows = t.dim(0), n = t.dim(1), d = t.dim(2);
   if (nct) {
-    void *base = static_cast<char *>(t.firstElement()) + offset * t.elementSize();
+    void *base =
+        static_cast<char *>(t.firstElement()) + offset * t.elementSize();
     if (flat)
       return {base, {rows, 1, n * d}, {stride, n * d, 1}};
     return {base, {rows, n, d}, {stride, d, 1}};
@@ -404,9 +470,12 @@ ArgView perHead(const TensorView &t, int64_t b, int64_t n) {
 struct Launch {
   std::shared_ptr<const jit::CompiledKernel> kernel;
   rt::ArgPack args;
+  runtime::KernelUse use;
 };
 
-void pack(rt::ArgPack &p, const ArgView &v) { p.tensor(v.data, v.sizes, v.strides); }
+void pack(rt::ArgPack &p, const ArgView &v) {
+  p.tensor(v.data, v.sizes, v.strides);
+}
 
 Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
             bool nct, Launch &out) {
@@ -421,12 +490,16 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     // cache and its source nest.
     auto kcRows = collapse(kc, {2, 1, 1});
     if (!kcRows)
-      return tiling("keyCacheRef: the block and slot axes must nest (stride[0] == "
-                    "shape[1] * stride[1]), got strides ", runtime::shapeToString(kc.strides));
+      return tiling(
+          "keyCacheRef: the block and slot axes must nest (stride[0] == "
+          "shape[1] * stride[1]), got strides ",
+          runtime::shapeToString(kc.strides));
     auto kcFlat = collapse(kc, {2, 2});
     const bool kFlat = kcFlat && (nct || collapse(k, {1, 2}));
-    ArgView kcv = kFlat ? ArgView{kcFlat->data, {kcFlat->sizes[0], 1, kcFlat->sizes[1]},
-                                  {kcFlat->strides[0], kcFlat->sizes[1], kcFlat->strides[1]}}
+    ArgView kcv = kFlat ? ArgView{kcFlat->data,
+                                  {kcFlat->sizes[0], 1, kcFlat->sizes[1]},
+                                  {kcFlat->strides[0], kcFlat->sizes[1],
+                                   kcFlat->strides[1]}}
                         : fromFlat(*kcRows);
     ArgView kv = rowsView(k, nct, nct ? (*a.stridesOptional)[0] : 0,
                           nct ? (*a.offsetsOptional)[0] : 0, kFlat);
@@ -434,21 +507,29 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     if (hasV) {
       auto vcRows = collapse(vc, {2, 1, 1});
       if (!vcRows)
-        return tiling("valueCacheRef: the block and slot axes must nest (stride[0] == "
-                      "shape[1] * stride[1]), got strides ",
-                      runtime::shapeToString(vc.strides));
+        return tiling(
+            "valueCacheRef: the block and slot axes must nest (stride[0] == "
+            "shape[1] * stride[1]), got strides ",
+            runtime::shapeToString(vc.strides));
       auto vcFlat = collapse(vc, {2, 2});
       const bool vFlat = vcFlat && (nct || collapse(v, {1, 2}));
-      vcv = vFlat ? ArgView{vcFlat->data, {vcFlat->sizes[0], 1, vcFlat->sizes[1]},
-                            {vcFlat->strides[0], vcFlat->sizes[1], vcFlat->strides[1]}}
+      vcv = vFlat ? ArgView{vcFlat->data,
+                            {vcFlat->sizes[0], 1, vcFlat->sizes[1]},
+                            {vcFlat->strides[0], vcFlat->sizes[1],
+                             vcFlat->strides[1]}}
                   : fromFlat(*vcRows);
       vv = rowsView(v, nct, nct ? (*a.stridesOptional)[1] : 0,
                     nct ? (*a.offsetsOptional)[1] : 0, vFlat);
     }
-    jit::Specialization spec{{"U", u}, {"I", idx}, {"HAS_V", hasV ? "true" : "false"},
-                             {"BK", std::to_string(tileFor(kv.sizes[2], width))},
-                             {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
-    if (Status s = getKernel(source(), "scatter_rows", spec, out.kernel); !s)
+    jit::Specialization spec{
+        {"U", u},
+        {"I", idx},
+        {"HAS_V", hasV ? "true" : "false"},
+        {"BK", std::to_string(tileFor(kv.sizes[2], width))},
+        {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
+    if (Status s =
+            getKernel(source(), "scatter_rows", spec, out.kernel, &out.use);
+        !s)
       return s;
     pack(p, kv);
     pack(p, asIs(slots));
@@ -471,9 +552,13 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     int64_t cb = 1;
     while (cb < strips && cb * 32 < 1024)
       cb *= 2;
-    jit::Specialization spec{{"U", u}, {"I", idx}, {"E", std::to_string(e)},
+    jit::Specialization spec{{"U", u},
+                             {"I", idx},
+                             {"E", std::to_string(e)},
                              {"CB", std::to_string(cb)}};
-    if (Status s = getKernel(source(), "scatter_nz", spec, out.kernel); !s)
+    if (Status s =
+            getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);
+        !s)
       return s;
     pack(p, fromFlat(*kf));
     pack(p, asIs(slots));
@@ -487,36 +572,47 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
   const bool padded = sc == Scenario::S3;
   auto kcf = collapse(kc, {2, 2}), vcf = collapse(vc, {2, 2});
   if (!kcf)
-    return tiling("keyCacheRef: the block and slot axes must nest, got strides ",
-                  runtime::shapeToString(kc.strides));
+    return tiling(
+        "keyCacheRef: the block and slot axes must nest, got strides ",
+        runtime::shapeToString(kc.strides));
   if (!vcf)
-    return tiling("valueCacheRef: the block and slot axes must nest, got strides ",
-                  runtime::shapeToString(vc.strides));
+    return tiling(
+        "valueCacheRef: the block and slot axes must nest, got strides ",
+        runtime::shapeToString(vc.strides));
   ArgView kv = asIs(k), vv = asIs(v);
   if (padded) {
     auto kr = collapse(k, {2, 1, 1}), vr = collapse(v, {2, 1, 1});
     if (!kr || !vr)
-      return tiling(!kr ? "key" : "value",
-                    ": the batch and sequence axes of a 4-D key/value must nest");
+      return tiling(
+          !kr ? "key" : "value",
+          ": the batch and sequence axes of a 4-D key/value must nest");
     kv = fromFlat(*kr);
     vv = fromFlat(*vr);
   }
   const char *elem = u, *acc = "f32";
   if (mode == HeadMode::Mean && !meanKinds(k.dtype, elem, acc))
     return tiling("key: averaging does not support ", k.dtype);
-  const char *f8 = mode != HeadMode::Mean                  ? "NONE"
+  const char *f8 = mode != HeadMode::Mean              ? "NONE"
                    : k.dtype == DataType::Float8E5M2   ? "E5M2"
                    : k.dtype == DataType::Float8E4M3FN ? "E4M3"
                                                        : "NONE";
   const int64_t n = padded ? k.dim(2) : k.dim(1);
   const int64_t b = a.seqLensOptional->dim(0);
-  const char *modeName = mode == HeadMode::Tail ? "TAIL" : mode == HeadMode::Mean ? "MEAN" : "DROP";
-  jit::Specialization spec{{"U", u}, {"T", elem}, {"A", acc}, {"I", idx},
-                           {"MODE", modeName}, {"PADDED", padded ? "true" : "false"},
+  const char *modeName = mode == HeadMode::Tail   ? "TAIL"
+                         : mode == HeadMode::Mean ? "MEAN"
+                                                  : "DROP";
+  jit::Specialization spec{{"U", u},
+                           {"T", elem},
+                           {"A", acc},
+                           {"I", idx},
+                           {"MODE", modeName},
+                           {"PADDED", padded ? "true" : "false"},
                            {"F8", f8},
                            {"BK", std::to_string(tileFor(kv.sizes[2], width))},
                            {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
-  if (Status s = getKernel(source(), "scatter_heads", spec, out.kernel); !s)
+  if (Status s =
+          getKernel(source(), "scatter_heads", spec, out.kernel, &out.use);
+      !s)
     return s;
   const TensorView *offs = a.compressSeqOffsetOptional;
   pack(p, kv);
@@ -550,7 +646,8 @@ Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
   if (a.key->rank() != 3 && a.key->rank() != 4)
     return tiling("key: rank must be 3 or 4, got ", shapeOf(*a.key));
   if (a.value->rank() != 0 && a.value->rank() != 3 && a.value->rank() != 4)
-    return tiling("value: rank must be 0 (key-only), 3 or 4, got ", shapeOf(*a.value));
+    return tiling("value: rank must be 0 (key-only), 3 or 4, got ",
+                  shapeOf(*a.value));
   if (Status s = checkDtypes(a); !s)
     return s;
   Scenario sc;
@@ -565,6 +662,7 @@ Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
   auto launch = std::make_shared<Launch>();
   if (Status s = plan(a, sc, mode, nct, *launch); !s)
     return s;
+  executor.addKernelUse(launch->use);
   executor.setLaunch([launch](const runtime::LaunchContext &) {
     return launchKernel(*launch->kernel, launch->args, "ScatterPaKvCache");
   });
