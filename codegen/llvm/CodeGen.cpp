@@ -531,21 +531,30 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   unsigned rank = user->operand(0)->type().rank();
   if (user->operand(1 + rank) != r)
     return nullptr;
-  for (unsigned d = 0; d < rank; ++d)
-    if (!scalars_.count(user->operand(1 + d)))
-      return nullptr; // offsets are computed after the loop
   // Writing early must not be observable: nothing between the two touches
-  // memory or holds code that might.
+  // memory or holds code that might, and everything between is scalar.
   const auto &ops = fused.parentBlock()->ops();
-  size_t i = 0;
-  while (ops[i].get() != &fused)
-    ++i;
-  for (++i; ops[i].get() != user; ++i) {
-    ir::OpFamily f = ir::family(ops[i]->kind());
+  size_t first = 0;
+  while (ops[first].get() != &fused)
+    ++first;
+  size_t last = ++first;
+  for (; ops[last].get() != user; ++last) {
+    const ir::Op &o = *ops[last];
+    ir::OpFamily f = ir::family(o.kind());
     if (f == ir::OpFamily::Memory || f == ir::OpFamily::Control ||
-        f == ir::OpFamily::Tile)
+        f == ir::OpFamily::Tile || (o.result() && o.result()->type().isTile()))
       return nullptr;
   }
+  // The store's offsets may be computed between the two (`store(c, [i, 0],
+  // load(...))` makes its constant 0 after the load): those pure scalar ops
+  // are emitted now, before the copy, and again where they stand (LLVM
+  // folds the duplicates).
+  bool ready = true;
+  for (unsigned d = 0; d < rank; ++d)
+    ready = ready && scalars_.count(user->operand(1 + d));
+  if (!ready)
+    for (size_t i = first; i < last; ++i)
+      emitOp(*ops[i]);
   return user;
 }
 
