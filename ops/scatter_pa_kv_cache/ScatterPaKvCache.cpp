@@ -466,6 +466,30 @@ ArgView perHead(const TensorView &t, int64_t b, int64_t n) {
   return {t.firstElement(), {b, n}, {n * s, s}};
 }
 
+/// A [T, C*E] row view as [T, C, E] (strips of E elements).
+ArgView strips3(const FlatView &f, int64_t e) {
+  return {f.data,
+          {f.sizes[0], f.sizes[1] / e, e},
+          {f.strides[0], e * f.strides[1], f.strides[1]}};
+}
+
+/// A PA_NZ cache [NB, C, BS, E] as [NB, BS, C, E] (axes swapped, same
+/// memory), so a token's strips are one [C, E] tile at [blk, pos, 0, 0].
+ArgView positionMajor(const TensorView &t) {
+  return {t.firstElement(),
+          {t.dim(0), t.dim(2), t.dim(1), t.dim(3)},
+          {t.strides[0], t.strides[2], t.strides[1], t.strides[3]}};
+}
+
+/// Programs for a call: one per few cache blocks when the call moves enough
+/// bytes to pay for the threads, one for decode-sized calls. Shapes only.
+int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
+  int64_t bytes = a.key->numel() * a.key->elementSize();
+  if (a.value->rank() != 0)
+    bytes += a.value->numel() * a.value->elementSize();
+  return programsForBytes(kc.dim(0), bytes);
+}
+
 /// The prepared launch: the kernel and its argument block.
 struct Launch {
   std::shared_ptr<const jit::CompiledKernel> kernel;
@@ -537,7 +561,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     pack(p, vv);
     pack(p, vcv);
     p.i64(kc.dim(1));
-    p.i64(programsFor(kc.dim(0)));
+    p.i64(programsOf(a, kc));
     return Status::ok();
   }
   if (sc == Scenario::S1) {
@@ -560,12 +584,12 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
             getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);
         !s)
       return s;
-    pack(p, fromFlat(*kf));
+    pack(p, strips3(*kf, e));
     pack(p, asIs(slots));
-    pack(p, asIs(kc));
-    pack(p, fromFlat(*vf));
-    pack(p, asIs(vc));
-    p.i64(programsFor(kc.dim(0)));
+    pack(p, positionMajor(kc));
+    pack(p, strips3(*vf, e));
+    pack(p, positionMajor(vc));
+    p.i64(programsOf(a, kc));
     return Status::ok();
   }
   // S3, S4, S5: one head vector per cache row.
@@ -625,7 +649,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
   pack(p, asIs(*a.seqLensOptional));
   p.i64(padded ? k.dim(1) : 0);
   p.i64(kc.dim(1));
-  p.i64(programsFor(kc.dim(0)));
+  p.i64(programsOf(a, kc));
   return Status::ok();
 }
 
