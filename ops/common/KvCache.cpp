@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 namespace tilejit::ops {
 
@@ -96,19 +99,83 @@ std::optional<FlatView> collapse(const runtime::TensorView &view,
   return flat;
 }
 
+namespace {
+
+/// Tiling keys already made, by (source, kernel, specialisation). Making a
+/// key builds strings (the target's feature list among them); finding a made
+/// one is a hash of a few short strings and a probe, so a decode-sized call
+/// spends well under a microsecond looking its kernel up.
+class KeyTable {
+public:
+  llvm::Expected<const jit::TilingKey *> find(const jit::KernelSource &source,
+                                              const std::string &kernel,
+                                              const jit::Specialization &spec) {
+    uint64_t h = source.hash() * 0x9E3779B97F4A7C15ull;
+    auto mix = [&h](const std::string &s) {
+      for (unsigned char c : s)
+        h = (h ^ c) * 0x100000001B3ull;
+      h = (h ^ 0xFF) * 0x100000001B3ull;
+    };
+    mix(kernel);
+    for (const auto &[name, value] : spec) {
+      mix(name);
+      mix(value);
+    }
+    auto matches = [&](const Entry &e) {
+      return e.sourceHash == source.hash() && e.kernel == kernel &&
+             e.spec == spec;
+    };
+    {
+      std::shared_lock lock(mutex_);
+      auto [lo, hi] = entries_.equal_range(h);
+      for (auto it = lo; it != hi; ++it)
+        if (matches(it->second))
+          return &it->second.key; // nodes are never erased
+    }
+    auto made = jit::Compiler::instance().makeKey(source, kernel, spec);
+    if (!made)
+      return made.takeError();
+    std::unique_lock lock(mutex_);
+    auto [lo, hi] = entries_.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (matches(it->second))
+        return &it->second.key;
+    auto it = entries_.emplace(
+        h, Entry{source.hash(), kernel, spec, std::move(*made)});
+    return &it->second.key;
+  }
+
+private:
+  struct Entry {
+    uint64_t sourceHash;
+    std::string kernel;
+    jit::Specialization spec;
+    jit::TilingKey key;
+  };
+  std::shared_mutex mutex_;
+  std::unordered_multimap<uint64_t, Entry> entries_;
+};
+
+} // namespace
+
 Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out,
                  runtime::KernelUse *use) {
-  auto ref = jit::Compiler::instance().get(source, kernel, spec);
+  static KeyTable keys;
+  auto key = keys.find(source, kernel, spec);
+  if (!key)
+    return Status::error(
+        runtime::status::InnerFindKernel, "kernel ", kernel, " of ",
+        source.name(), " has no tiling key: ", llvm::toString(key.takeError()));
+  auto ref = jit::Compiler::instance().get(**key, source);
   if (!ref)
     return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
                          " of ", source.name(),
                          " did not compile: ", llvm::toString(ref.takeError()));
   out = ref->kernel;
   if (use)
-    *use = {out->key().str(), ref->compiled,
-            ref->compiled ? out->times().total : 0};
+    *use = {out, ref->compiled};
   return Status::ok();
 }
 

@@ -18,6 +18,7 @@
 #include "ops/runtime/Status.h"
 #include "ops/runtime/TensorView.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,16 @@ runtime::Status launchKernel(const jit::CompiledKernel &kernel,
 /// The number of programs a grid-stride kernel should use for `work` units:
 /// enough to keep every core busy, at most `work`, at least 1.
 int64_t programsFor(int64_t work);
+
+/// Bytes one program should move at least before another is worth a thread
+/// (a fork and join cost microseconds, more than a decode-sized call moves).
+inline constexpr int64_t kBytesPerProgram = 64 << 10;
+
+/// programsFor over `chunks` independent units of work moving `bytes` in
+/// all: one program (no fork) for decode-sized calls.
+inline int64_t programsForBytes(int64_t chunks, int64_t bytes) {
+  return programsFor(std::min(chunks, bytes / kBytesPerProgram));
+}
 
 } // namespace tilejit::ops
 

@@ -259,8 +259,7 @@ Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec,
                          source().name(),
                          " did not compile: ", llvm::toString(ref.takeError()));
   out.kernel = ref->kernel;
-  out.use = {key->str(), ref->compiled,
-             ref->compiled ? out.kernel->times().total : 0};
+  out.use = {out.kernel, ref->compiled};
   return Status::ok();
 }
 

@@ -89,9 +89,10 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
     return r;
   }
   if (!first.kernelUses().empty()) {
-    r.tilingKey = first.kernelUses()[0].tilingKey;
-    r.compiled = first.kernelUses()[0].compiled;
-    r.compileMs = first.kernelUses()[0].compileMs;
+    const runtime::KernelUse &use = first.kernelUses()[0];
+    r.tilingKey = use.kernel->key().str();
+    r.compiled = use.compiled;
+    r.compileMs = use.compiled ? use.kernel->times().total : 0;
   }
   if (runtime::Status s = first.run({}); !s) {
     r.error = s.message();

@@ -19,8 +19,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace tilejit::jit {
+class CompiledKernel;
+}
 
 namespace tilejit::runtime {
 
@@ -30,11 +35,13 @@ struct LaunchContext {
   uint64_t workspaceSize = 0; ///< its size in bytes (>= the size asked for)
 };
 
-/// A compiled kernel phase 1 obtained (for `tilejit demo` and tools).
+/// A compiled kernel phase 1 obtained (for `tilejit demo` and tools): its
+/// tiling key and compile times are `kernel->key()` and `kernel->times()`.
+/// Holding the kernel (not a copy of its key text) keeps phase 1 of a
+/// decode-sized call free of string copies.
 struct KernelUse {
-  std::string tilingKey; ///< printable tiling key
+  std::shared_ptr<const jit::CompiledKernel> kernel;
   bool compiled = false; ///< false when it came from a cache
-  double compileMs = 0;  ///< this request's compile time (0 on a hit)
 };
 
 /// The prepared work of one operator call.
