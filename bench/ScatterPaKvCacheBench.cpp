@@ -1,0 +1,212 @@
+//===- ScatterPaKvCacheBench.cpp - ScatterPaKvCache against its twin and memcpy
+//===//
+//
+// Prefill-sized scatters (thousands of tokens into caches larger than L2) and
+// decode-sized ones (a few tokens), ND and PA_NZ, f16. Counters: GB/s of bytes
+// moved (read + written, key and value), the machine's copy bandwidth at the
+// same working-set size measured in this run (`of_copy_bw`, best runs of
+// both), and `vs_handwritten` = twin time / generated time (> 1: generated is
+// faster), the median over alternating runs.
+// BM_ScatterHostOverhead times a decode-sized call through the C API (phase 1
+// and phase 2 on the default stream), end to end.
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+#include "ops/runtime/TensorView.h"
+#include "ops/samples/Samples.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using runtime::DataType;
+using runtime::TensorView;
+
+namespace {
+
+/// One problem: new key/value rows, the caches and the slot mapping, as host
+/// buffers and views.
+struct Problem {
+  bool nz = false;
+  int64_t blocks, bs, heads, d, tokens;
+  DataType dtype = DataType::Float16;
+  std::vector<unsigned char> key, value, keyCache, valueCache;
+  std::vector<int32_t> slots;
+  TensorView views[5];
+  aclnn::ScatterPaKvCacheArgs args;
+
+  /// `total` tokens into random distinct slots of `nb` blocks of `blockSize`.
+  Problem(bool nzMode, int64_t nb, int64_t blockSize, int64_t n, int64_t dim,
+          int64_t total)
+      : nz(nzMode), blocks(nb), bs(blockSize), heads(n), d(dim), tokens(total) {
+    const int64_t size = runtime::elementSize(dtype), row = heads * d;
+    const int64_t e = 32 / size;
+    key = ops::randomBuffer(ops::DType::I16, tokens * row, 1);
+    value = ops::randomBuffer(ops::DType::I16, tokens * row, 2);
+    keyCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 3);
+    valueCache = keyCache;
+    std::vector<int32_t> all(static_cast<size_t>(blocks * bs));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), std::mt19937(4));
+    slots.assign(all.begin(), all.begin() + tokens);
+    auto view = [](void *data, DataType t, std::vector<int64_t> shape,
+                   runtime::Format f = runtime::Format::ND) {
+      TensorView v;
+      v.data = data;
+      v.dtype = t;
+      v.format = f;
+      v.strides = runtime::contiguousStrides(shape);
+      v.storageShape = {runtime::shapeNumel(shape)};
+      v.shape = std::move(shape);
+      return v;
+    };
+    const runtime::Format f =
+        nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+    std::vector<int64_t> cacheShape =
+        nz ? std::vector<int64_t>{blocks, row / e, bs, e}
+           : std::vector<int64_t>{blocks, bs, heads, d};
+    views[0] = view(key.data(), dtype, {tokens, heads, d});
+    views[1] = view(keyCache.data(), dtype, cacheShape, f);
+    views[2] = view(slots.data(), DataType::Int32, {tokens});
+    views[3] = view(value.data(), dtype, {tokens, heads, d});
+    views[4] = view(valueCache.data(), dtype, cacheShape, f);
+    args.key = &views[0];
+    args.keyCacheRef = &views[1];
+    args.slotMapping = &views[2];
+    args.value = &views[3];
+    args.valueCacheRef = &views[4];
+    args.cacheModeOptional = nz ? "PA_NZ" : "Norm";
+  }
+  /// Bytes read plus bytes written (key and value rows; the slots are noise).
+  double bytesMoved() const {
+    return 2.0 * 2 * static_cast<double>(key.size());
+  }
+};
+
+/// Seconds of one run of `f`.
+template <typename F> double seconds(F &&f) {
+  auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Times the generated kernel (phase 1 + launch through the C++ API) and the
+/// twin, alternating, so both see the same machine: GB/s from the median and
+/// from the best run, the copy bandwidth (best of its runs) at the same size,
+/// and the median of the paired twin/generated ratios.
+void report(benchmark::State &state, Problem &p) {
+  if (runtime::Status s = ops::scatterPaKvCache(p.args); !s) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  for (auto _ : state)
+    (void)ops::scatterPaKvCache(p.args);
+  std::vector<double> gen, twin, ratio;
+  for (int i = 0; i < 31; ++i) {
+    double g = seconds([&] { (void)ops::scatterPaKvCache(p.args); });
+    double t = seconds([&] { ops::scatterPaKvCacheHandwritten(p.args); });
+    gen.push_back(g);
+    twin.push_back(t);
+    ratio.push_back(t / g);
+  }
+  const double bytes = p.bytesMoved();
+  const double copy = bench::copyBandwidthGBs(static_cast<size_t>(bytes / 2),
+                                              omp_get_max_threads());
+  const double best = *std::min_element(gen.begin(), gen.end());
+  state.counters["GBs"] = bytes / median(gen) / 1e9;
+  state.counters["best_GBs"] = bytes / best / 1e9;
+  state.counters["handwritten_GBs"] = bytes / median(twin) / 1e9;
+  state.counters["copy_bw_GBs"] = copy;
+  state.counters["of_copy_bw"] = bytes / best / 1e9 / copy;
+  state.counters["vs_handwritten"] = median(ratio);
+  state.counters["generated_us"] = median(gen) * 1e6;
+  state.counters["handwritten_us"] = median(twin) * 1e6;
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+}
+
+/// Prefill: 8192 tokens, f16, N=8, D=128, into caches of 256 blocks of 128
+/// slots (64 MiB each, far beyond L2).
+void BM_ScatterPrefill(benchmark::State &state) {
+  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8192);
+  report(state, p);
+  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
+}
+BENCHMARK(BM_ScatterPrefill)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+/// Decode-sized: 8 tokens (one per request), f16, N=8, D=128, bs=128.
+void BM_ScatterDecode(benchmark::State &state) {
+  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8);
+  report(state, p);
+  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
+}
+BENCHMARK(BM_ScatterDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+/// Host overhead of a call through the C API: aclTensors made once; each
+/// iteration runs phase 1 (validation, kernel lookup, argument packing) and
+/// phase 2 on the default stream (the launch, run inline). Arg 0: the
+/// decode-sized call of BM_ScatterDecode (8 tokens of 8 x 128 f16 heads,
+/// 32 KiB read + written, included in `per_call_us`); arg 1: one token of
+/// 16 f16 elements, so `per_call_us` is nearly all host overhead.
+void BM_ScatterHostOverhead(benchmark::State &state) {
+  const bool tiny = state.range(0) != 0;
+  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128,
+            tiny ? 1 : 8);
+  auto tensor = [](const TensorView &v) {
+    std::vector<int64_t> storage{v.storageShape[0]};
+    return aclCreateTensor(v.shape.data(), v.shape.size(),
+                           static_cast<aclDataType>(v.dtype), v.strides.data(),
+                           0, static_cast<aclFormat>(v.format), storage.data(),
+                           1, v.data);
+  };
+  aclTensor *t[5];
+  for (int i = 0; i < 5; ++i)
+    t[i] = tensor(p.views[i]);
+  char mode[] = "Norm";
+  auto call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    int rc = aclnnScatterPaKvCacheGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], nullptr, nullptr, nullptr, mode, nullptr,
+        nullptr, nullptr, &ws, &exec);
+    if (rc == 0)
+      rc = aclnnScatterPaKvCache(nullptr, 0, exec, nullptr);
+    return rc;
+  };
+  if (int rc = call(); rc != 0) {
+    state.SkipWithError(aclGetRecentErrMsg());
+    return;
+  }
+  for (auto _ : state)
+    benchmark::DoNotOptimize(call());
+  // Median of batches of 1000 calls, per call.
+  double perCall = ops::medianMicroseconds([&] {
+                     for (int i = 0; i < 1000; ++i)
+                       call();
+                   }) /
+                   1000;
+  state.counters["per_call_us"] = perCall;
+  for (aclTensor *x : t)
+    aclDestroyTensor(x);
+}
+BENCHMARK(BM_ScatterHostOverhead)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
+
+} // namespace
