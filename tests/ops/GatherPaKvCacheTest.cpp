@@ -75,8 +75,13 @@ std::unique_ptr<Tensor> indices(DataType t, std::vector<int64_t> dims,
   EXPECT_EQ(static_cast<int64_t>(values.size()), x->elems());
   for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < x->elems();
        ++i) {
-    if (t == DataType::Int64) {
+    // By element width (the error tests also build int16 index tensors).
+    const size_t w = runtime::elementSize(t);
+    if (w == 8) {
       std::memcpy(x->bytes.data() + i * 8, &values[i], 8);
+    } else if (w == 2) {
+      int16_t v = static_cast<int16_t>(values[i]);
+      std::memcpy(x->bytes.data() + i * 2, &v, 2);
     } else {
       int32_t v = static_cast<int32_t>(values[i]);
       std::memcpy(x->bytes.data() + i * 4, &v, 4);
