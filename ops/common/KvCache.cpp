@@ -187,7 +187,7 @@ Status launchKernel(const jit::CompiledKernel &kernel, const rt::ArgPack &args,
   return Status::ok();
 }
 
-int64_t programsFor(int64_t work) {
+int64_t launchThreads() {
   static const int64_t threads = [] {
     int64_t n = omp_get_max_threads();
     if (const char *env = std::getenv("TILEJIT_NUM_THREADS"))
@@ -195,7 +195,11 @@ int64_t programsFor(int64_t work) {
         n = std::min(n, cap);
     return std::max<int64_t>(n, 1);
   }();
-  return std::clamp<int64_t>(work, 1, threads * 4);
+  return threads;
+}
+
+int64_t programsFor(int64_t work) {
+  return std::clamp<int64_t>(work, 1, launchThreads() * 4);
 }
 
 } // namespace tilejit::ops

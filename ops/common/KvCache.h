@@ -70,6 +70,10 @@ runtime::Status getKernel(const jit::KernelSource &source,
 runtime::Status launchKernel(const jit::CompiledKernel &kernel,
                              const rt::ArgPack &args, const char *what);
 
+/// The cores a launch may use (OpenMP's count, capped by
+/// TILEJIT_NUM_THREADS).
+int64_t launchThreads();
+
 /// The number of programs a grid-stride kernel should use for `work` units:
 /// enough to keep every core busy, at most `work`, at least 1.
 int64_t programsFor(int64_t work);

@@ -77,8 +77,10 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
   const char *kcp = kc.as<char>(), *vcp = vc.as<char>();
   char *krp = kr.as<char>(), *vrp = vr.as<char>();
   const int64_t count = static_cast<int64_t>(chunks.size());
-  const int threads =
-      static_cast<int>(std::clamp<int64_t>(count, 1, omp_get_max_threads()));
+  // One thread for decode-sized calls (a fork costs more than they move).
+  const int64_t bytes = t * (kRow + vRow);
+  const int threads = static_cast<int>(std::clamp<int64_t>(
+      std::min(count, bytes / (64 << 10)), 1, omp_get_max_threads()));
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t i = 0; i < count; ++i) {
     const Chunk c = chunks[static_cast<size_t>(i)];

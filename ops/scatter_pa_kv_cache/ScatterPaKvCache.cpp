@@ -481,13 +481,15 @@ ArgView positionMajor(const TensorView &t) {
           {t.strides[0], t.strides[2], t.strides[1], t.strides[3]}};
 }
 
-/// Programs for a call: one per few cache blocks when the call moves enough
-/// bytes to pay for the threads, one for decode-sized calls. Shapes only.
+/// Programs for a call: one per core when the call moves enough bytes to pay
+/// for the threads (random slots spread the rows evenly over the cache
+/// blocks each program owns, and every program walks all slots, so more
+/// programs only add walks), one for decode-sized calls. Shapes only.
 int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
   int64_t bytes = a.key->numel() * a.key->elementSize();
   if (a.value->rank() != 0)
     bytes += a.value->numel() * a.value->elementSize();
-  return programsForBytes(kc.dim(0), bytes);
+  return std::min(programsForBytes(kc.dim(0), bytes), launchThreads());
 }
 
 /// The prepared launch: the kernel and its argument block.

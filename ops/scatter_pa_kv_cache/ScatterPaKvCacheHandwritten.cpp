@@ -24,8 +24,8 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
   const bool nz = mode(a.cacheModeOptional) == "PA_NZ";
   const std::string_view sm = mode(a.scatterModeOptional);
   const bool keyOnly = v.rank() == 0;
-  if (k.rank() != 3 || !(nz || sm.empty() || sm == "None") || !k.isContiguous() ||
-      !kc.isContiguous() || !slots.isContiguous() ||
+  if (k.rank() != 3 || !(nz || sm.empty() || sm == "None") ||
+      !k.isContiguous() || !kc.isContiguous() || !slots.isContiguous() ||
       (!keyOnly && (!v.isContiguous() || !vc.isContiguous())))
     return false;
   const int64_t tokens = k.dim(0), size = k.elementSize();
@@ -37,9 +37,14 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
   char *kcp = kc.as<char>(), *vcp = keyOnly ? nullptr : vc.as<char>();
   const void *sp = slots.firstElement();
   auto slot = [&](int64_t i) -> int64_t {
-    return wide ? static_cast<const int64_t *>(sp)[i] : static_cast<const int32_t *>(sp)[i];
+    return wide ? static_cast<const int64_t *>(sp)[i]
+                : static_cast<const int32_t *>(sp)[i];
   };
-  const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), blocks));
+  // One thread for decode-sized calls (a fork costs more than they move).
+  const int64_t bytes = tokens * (kRow + vRow);
+  const int threads = static_cast<int>(
+      std::min<int64_t>({omp_get_max_threads(), blocks,
+                         std::max<int64_t>(bytes / (64 << 10), 1)}));
 #pragma omp parallel num_threads(threads)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -56,9 +61,11 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
       }
       // [nb, C, bs, 32 bytes]: strip c of the token lands at (blk, c, pos).
       for (int64_t c = 0; c < kRow / 32; ++c)
-        std::memcpy(kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32, kp + i * kRow + c * 32, 32);
+        std::memcpy(kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32,
+                    kp + i * kRow + c * 32, 32);
       for (int64_t c = 0; c < vRow / 32; ++c)
-        std::memcpy(vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32, vp + i * vRow + c * 32, 32);
+        std::memcpy(vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32,
+                    vp + i * vRow + c * 32, 32);
     }
   }
   return true;
