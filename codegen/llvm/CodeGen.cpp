@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -248,7 +249,61 @@ void CodeGen::emitProgram(const std::string &name) {
   count(kernel_.body());
   loadTensors(fn_->getArg(0), false);
   emitBlock(kernel_.body());
+  if (streamed_)
+    b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
   b_.CreateRetVoid();
+}
+
+void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
+                          bool stream, bool mayOverlap) {
+  auto plain = [&] {
+    if (mayOverlap)
+      b_.CreateMemMove(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
+    else
+      b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
+  };
+  constexpr int64_t kChunk = 32;
+  if (!stream || bytes < 4 * kChunk) {
+    plain();
+    return;
+  }
+  // Head up to the first 32-byte boundary of the destination and tail
+  // copied plainly; whole 32-byte chunks between them stream.
+  streamed_ = true;
+  llvm::Value *d = b_.CreatePtrToInt(dst, b_.getInt64Ty());
+  llvm::Value *ok = b_.getTrue();
+  if (mayOverlap) {
+    llvm::Value *sv = b_.CreatePtrToInt(src, b_.getInt64Ty());
+    ok = b_.CreateOr(b_.CreateICmpULE(b_.CreateAdd(d, i64(bytes)), sv),
+                     b_.CreateICmpULE(b_.CreateAdd(sv, i64(bytes)), d));
+  }
+  auto *nt = llvm::BasicBlock::Create(ctx_, "copy.stream", fn_);
+  auto *other = llvm::BasicBlock::Create(ctx_, "copy.plain", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "copy.done", fn_);
+  b_.CreateCondBr(ok, nt, other);
+  b_.SetInsertPoint(nt);
+  llvm::Value *head = b_.CreateAnd(b_.CreateSub(i64(0), d), i64(kChunk - 1));
+  llvm::Value *chunks = b_.CreateUDiv(b_.CreateSub(i64(bytes), head), i64(kChunk));
+  llvm::Value *bodyEnd = b_.CreateAdd(head, b_.CreateMul(chunks, i64(kChunk)));
+  b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), head);
+  llvm::Type *vt = llvm::FixedVectorType::get(b_.getInt64Ty(), kChunk / 8);
+  llvm::MDNode *hint = llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1)));
+  emitLoop(i64(0), chunks, 1, [&](llvm::Value *c) {
+    llvm::Value *o = b_.CreateAdd(head, b_.CreateMul(c, i64(kChunk)));
+    llvm::Value *v =
+        b_.CreateAlignedLoad(vt, b_.CreateGEP(b_.getInt8Ty(), src, o), llvm::Align(align));
+    llvm::StoreInst *st =
+        b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dst, o), llvm::Align(kChunk));
+    st->setMetadata(llvm::LLVMContext::MD_nontemporal, hint);
+  });
+  b_.CreateMemCpy(b_.CreateGEP(b_.getInt8Ty(), dst, bodyEnd), llvm::MaybeAlign(align),
+                  b_.CreateGEP(b_.getInt8Ty(), src, bodyEnd), llvm::MaybeAlign(align),
+                  b_.CreateSub(i64(bytes), bodyEnd));
+  b_.CreateBr(done);
+  b_.SetInsertPoint(other);
+  plain();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 void CodeGen::emitGrid(const std::string &name) {
@@ -628,9 +683,8 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
       }
       // memmove: a kernel may copy a tensor onto itself, shifted.
-      b_.CreateMemMove(elemPtr(k, copyBase, dg), llvm::MaybeAlign(eb),
-                       elemPtr(k, globalBase, g), llvm::MaybeAlign(eb),
-                       shape.back() * eb);
+      emitRowCopy(elemPtr(k, copyBase, dg), elemPtr(k, globalBase, g), shape.back() * eb, eb,
+                  copyTo->attrs().stream, /*mayOverlap=*/true);
     });
   } else if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
@@ -647,7 +701,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
       if (isLoad)
         b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
       else
-        b_.CreateMemCpy(gp, llvm::MaybeAlign(eb), lp, llvm::MaybeAlign(eb), rowBytes);
+        emitRowCopy(gp, lp, rowBytes, eb, op.attrs().stream, /*mayOverlap=*/false);
     });
   }
   llvm::BasicBlock *fastEnd = b_.GetInsertBlock();

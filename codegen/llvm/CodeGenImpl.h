@@ -146,6 +146,16 @@ private:
   /// Stores whose fast path the producing fused loop already did: the
   /// in-bounds flag, so the store emits only the slow path.
   llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;
+  /// Copies one tile row of `bytes` from `src` to `dst` (memmove if
+  /// `mayOverlap`, else memcpy). With `stream` (a `store {stream}`), rows of
+  /// 128 bytes or more that do not overlap their source write their aligned
+  /// 32-byte chunks with non-temporal stores (the unaligned head and tail
+  /// plainly).
+  void emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
+                   bool stream, bool mayOverlap);
+  /// Set once a non-temporal store was emitted: the program ends with an
+  /// sfence, so its writes are ordered before the launch returns.
+  bool streamed_ = false;
   llvm::DenseMap<const ir::Value *, unsigned> useCounts_;
   llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
 

@@ -98,7 +98,8 @@
 ///               axes; leading axes are indexed by their offset alone.
 ///               result[i] = tensor[off + i] when in bounds and mask[i], else
 ///               `other` (attribute, default 0).
-/// - `store`     (tensor, offsets[rank], value tile, [mask tile]); hasMask;
+/// - `store`     (tensor, offsets[rank], value tile, [mask tile]); hasMask,
+///               stream (write around the caches where the tile is whole);
 ///               no result. Writes the in-bounds, unmasked elements.
 /// - `gather`    (tensor, indices[rank] (i32/i64 tiles of the result's
 ///               shape), [mask]); other, hasMask; tile.
@@ -281,6 +282,7 @@ struct OpAttrs {
   ReduceKind reduceKind = ReduceKind::Sum;   ///< reduce
   bool transA = false, transB = false;       ///< mma
   bool hasMask = false;       ///< load, store, gather, scatter
+  bool stream = false;        ///< store: non-temporal (streaming) hint
   std::string name;           ///< const_param
 };
 

@@ -604,6 +604,10 @@ private:
         a.hasMask = true;
         continue;
       }
+      if (name == "stream") {
+        a.stream = true;
+        continue;
+      }
       if (name == "transA" || name == "transB") {
         (name == "transA" ? a.transA : a.transB) = true;
         continue;

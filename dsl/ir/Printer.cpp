@@ -143,6 +143,8 @@ private:
     case OpKind::Scatter:
       if (a.hasMask)
         parts.push_back("mask");
+      if (a.stream)
+        parts.push_back("stream");
       break;
     case OpKind::LoadScalar:
       if (a.floatValue != 0)

@@ -1430,6 +1430,8 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
   std::set<std::string> named = {"mask"};
   if (isLoad)
     named.insert("other");
+  if (n == "store")
+    named.insert("stream");
   size_t npos = n == "load" || n == "scatter" ? 3 : 2;
   if (n == "store")
     npos = 3;
@@ -1572,6 +1574,15 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
     }
     ops.push_back(broadcastTo(m, shape, nam["mask"]->loc));
     attrs.hasMask = true;
+  }
+  if (nam.count("stream")) {
+    auto v = constEval(*nam["stream"]);
+    if (!v) {
+      error(nam["stream"]->loc, "'stream' must be a compile-time boolean (true, false or a "
+                                "bool parameter)");
+      return std::nullopt;
+    }
+    attrs.stream = *v != 0;
   }
   RValue r;
   r.loc = e.loc;
