@@ -47,8 +47,11 @@ struct Problem {
   aclnn::ScatterPaKvCacheArgs args;
 
   /// `total` tokens into random distinct slots of `nb` blocks of `blockSize`.
+  /// With `runs`, the tokens are requests of `bs * 4` tokens whose slots run
+  /// through whole blocks picked at random (what a paged allocator hands a
+  /// prefill); otherwise every token has a random slot.
   Problem(bool nzMode, int64_t nb, int64_t blockSize, int64_t n, int64_t dim,
-          int64_t total)
+          int64_t total, bool runs = false)
       : nz(nzMode), blocks(nb), bs(blockSize), heads(n), d(dim), tokens(total) {
     const int64_t size = runtime::elementSize(dtype), row = heads * d;
     const int64_t e = 32 / size;
@@ -56,10 +59,19 @@ struct Problem {
     value = ops::randomBuffer(ops::DType::I16, tokens * row, 2);
     keyCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 3);
     valueCache = keyCache;
-    std::vector<int32_t> all(static_cast<size_t>(blocks * bs));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), std::mt19937(4));
-    slots.assign(all.begin(), all.begin() + tokens);
+    if (runs) {
+      std::vector<int32_t> ids(static_cast<size_t>(blocks));
+      std::iota(ids.begin(), ids.end(), 0);
+      std::shuffle(ids.begin(), ids.end(), std::mt19937(4));
+      for (int64_t i = 0; i < tokens; ++i)
+        slots.push_back(
+            static_cast<int32_t>(ids[static_cast<size_t>(i / bs)] * bs + i % bs));
+    } else {
+      std::vector<int32_t> all(static_cast<size_t>(blocks * bs));
+      std::iota(all.begin(), all.end(), 0);
+      std::shuffle(all.begin(), all.end(), std::mt19937(4));
+      slots.assign(all.begin(), all.begin() + tokens);
+    }
     auto view = [](void *data, DataType t, std::vector<int64_t> shape,
                    runtime::Format f = runtime::Format::ND) {
       TensorView v;
@@ -155,13 +167,18 @@ void report(benchmark::State &state, Problem &p) {
 }
 
 /// Prefill: 8192 tokens, f16, N=8, D=128, into caches of 256 blocks of 128
-/// slots (64 MiB each, far beyond L2).
+/// slots (64 MiB each, far beyond L2). Arg 0: Norm or PA_NZ; arg 1: random
+/// slots (0) or runs through whole blocks (1).
 void BM_ScatterPrefill(benchmark::State &state) {
-  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8192);
+  const bool runs = state.range(1) != 0;
+  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8192, runs);
   report(state, p);
-  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
+  state.SetLabel(std::string(p.nz ? "PA_NZ f16" : "Norm f16") +
+                 (runs ? ", block runs" : ", random slots"));
 }
-BENCHMARK(BM_ScatterPrefill)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScatterPrefill)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 /// Decode-sized: 8 tokens (one per request), f16, N=8, D=128, bs=128.
 void BM_ScatterDecode(benchmark::State &state) {

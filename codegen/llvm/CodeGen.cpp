@@ -262,13 +262,15 @@ void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, uns
     else
       b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
   };
-  constexpr int64_t kChunk = 32;
+  constexpr int64_t kChunk = 16;
   if (!stream || bytes < 4 * kChunk) {
     plain();
     return;
   }
-  // Head up to the first 32-byte boundary of the destination and tail
-  // copied plainly; whole 32-byte chunks between them stream.
+  // Head up to the first 16-byte boundary of the destination and tail
+  // copied plainly; whole 16-byte chunks between them stream (16, not 32:
+  // buffers from malloc are 16-byte aligned, and a line written partly
+  // plainly and partly streamed costs a read for ownership again).
   streamed_ = true;
   llvm::Value *d = b_.CreatePtrToInt(dst, b_.getInt64Ty());
   llvm::Value *ok = b_.getTrue();

@@ -149,7 +149,7 @@ private:
   /// Copies one tile row of `bytes` from `src` to `dst` (memmove if
   /// `mayOverlap`, else memcpy). With `stream` (a `store {stream}`), rows of
   /// 128 bytes or more that do not overlap their source write their aligned
-  /// 32-byte chunks with non-temporal stores (the unaligned head and tail
+  /// 16-byte chunks with non-temporal stores (the unaligned head and tail
   /// plainly).
   void emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
                    bool stream, bool mayOverlap);
