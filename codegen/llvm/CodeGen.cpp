@@ -768,10 +768,45 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         b_.SetInsertPoint(contig);
         llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, j)));
         llvm::Value *v1 = nullptr;
-        if (isLoad)
+        if (!maskBuf && !tail) {
+          // A chunk wholly inside the row moves with a plain vector access:
+          // only the chunks at the row's ends need masks (and AVX2 has no
+          // masked 8/16-bit stores; LLVM would go element by element).
+          llvm::Value *first = b_.CreateAdd(c0, j);
+          llvm::Value *whole = b_.CreateAnd(
+              ok, b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)),
+                               b_.CreateICmpSLE(b_.CreateAdd(first, i64(L)), lastSize)));
+          auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
+          auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
+          auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.contig.done", fn_);
+          b_.CreateCondBr(whole, plainBB, maskedBB);
+          b_.SetInsertPoint(plainBB);
+          llvm::Value *pv = nullptr;
+          if (isLoad)
+            pv = b_.CreateAlignedLoad(vt, gp, al);
+          else
+            b_.CreateAlignedStore(stored, gp, al);
+          b_.CreateBr(joinBB);
+          b_.SetInsertPoint(maskedBB);
+          llvm::Value *mv = nullptr;
+          if (isLoad)
+            mv = b_.CreateMaskedLoad(vt, gp, al, m, other);
+          else
+            b_.CreateMaskedStore(stored, gp, al, m);
+          llvm::BasicBlock *maskedEnd = b_.GetInsertBlock();
+          b_.CreateBr(joinBB);
+          b_.SetInsertPoint(joinBB);
+          if (isLoad) {
+            llvm::PHINode *phi = b_.CreatePHI(vt, 2);
+            phi->addIncoming(pv, plainBB);
+            phi->addIncoming(mv, maskedEnd);
+            v1 = phi;
+          }
+        } else if (isLoad) {
           v1 = b_.CreateMaskedLoad(vt, gp, al, m, other);
-        else
+        } else {
           b_.CreateMaskedStore(stored, gp, al, m);
+        }
         llvm::BasicBlock *contigEnd = b_.GetInsertBlock();
         b_.CreateBr(next);
         b_.SetInsertPoint(strided);

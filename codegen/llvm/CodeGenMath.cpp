@@ -45,8 +45,10 @@ llvm::Value *CodeGen::emitExp(llvm::Value *x) {
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
   // Clamp so the reduction stays finite; specials are patched at the end.
-  llvm::Value *xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(-104.0));
-  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, c(89.0));
+  // Compare-and-select (one vmaxps/vminps each; maxnum/minnum would add
+  // NaN fix-ups: a NaN x is patched at the end anyway).
+  llvm::Value *xc = b.CreateSelect(b.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
+  xc = b.CreateSelect(b.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
   llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                           b.CreateFMul(xc, c(1.44269504088896341)));
   // r = x - n*ln2 in two steps (0.693359375 is exact in few bits).
