@@ -256,54 +256,82 @@ void CodeGen::emitProgram(const std::string &name) {
 
 void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
                           bool stream, bool mayOverlap) {
-  auto plain = [&] {
+  if (!stream) {
     if (mayOverlap)
       b_.CreateMemMove(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
     else
       b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
-  };
-  constexpr int64_t kChunk = 16;
-  if (!stream || bytes < 4 * kChunk) {
-    plain();
     return;
   }
-  // Head up to the first 16-byte boundary of the destination and tail
-  // copied plainly; whole 16-byte chunks between them stream (16, not 32:
-  // buffers from malloc are 16-byte aligned, and a line written partly
-  // plainly and partly streamed costs a read for ownership again).
   streamed_ = true;
-  llvm::Value *d = b_.CreatePtrToInt(dst, b_.getInt64Ty());
-  llvm::Value *ok = b_.getTrue();
-  if (mayOverlap) {
-    llvm::Value *sv = b_.CreatePtrToInt(src, b_.getInt64Ty());
-    ok = b_.CreateOr(b_.CreateICmpULE(b_.CreateAdd(d, i64(bytes)), sv),
-                     b_.CreateICmpULE(b_.CreateAdd(sv, i64(bytes)), d));
-  }
-  auto *nt = llvm::BasicBlock::Create(ctx_, "copy.stream", fn_);
-  auto *other = llvm::BasicBlock::Create(ctx_, "copy.plain", fn_);
-  auto *done = llvm::BasicBlock::Create(ctx_, "copy.done", fn_);
-  b_.CreateCondBr(ok, nt, other);
-  b_.SetInsertPoint(nt);
-  llvm::Value *head = b_.CreateAnd(b_.CreateSub(i64(0), d), i64(kChunk - 1));
-  llvm::Value *chunks = b_.CreateUDiv(b_.CreateSub(i64(bytes), head), i64(kChunk));
-  llvm::Value *bodyEnd = b_.CreateAdd(head, b_.CreateMul(chunks, i64(kChunk)));
-  b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), head);
+  constexpr int64_t kChunk = 16;
   llvm::Type *vt = llvm::FixedVectorType::get(b_.getInt64Ty(), kChunk / 8);
   llvm::MDNode *hint = llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1)));
-  emitLoop(i64(0), chunks, 1, [&](llvm::Value *c) {
-    llvm::Value *o = b_.CreateAdd(head, b_.CreateMul(c, i64(kChunk)));
+  auto chunk = [&](llvm::Value *o) {
     llvm::Value *v =
         b_.CreateAlignedLoad(vt, b_.CreateGEP(b_.getInt8Ty(), src, o), llvm::Align(align));
     llvm::StoreInst *st =
         b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dst, o), llvm::Align(kChunk));
     st->setMetadata(llvm::LLVMContext::MD_nontemporal, hint);
-  });
-  b_.CreateMemCpy(b_.CreateGEP(b_.getInt8Ty(), dst, bodyEnd), llvm::MaybeAlign(align),
-                  b_.CreateGEP(b_.getInt8Ty(), src, bodyEnd), llvm::MaybeAlign(align),
-                  b_.CreateSub(i64(bytes), bodyEnd));
+  };
+  if (bytes <= 8 * kChunk) {
+    for (int64_t o = 0; o < bytes; o += kChunk)
+      chunk(i64(o));
+  } else {
+    emitLoop(i64(0), i64(bytes), kChunk, chunk);
+  }
+}
+
+llvm::Value *CodeGen::streamable(const ir::Op &store, llvm::Value *dst, const TensorInfo &d,
+                                 unsigned dlead, llvm::Value *src, const TensorInfo *s,
+                                 unsigned slead, const std::vector<int64_t> &shape,
+                                 unsigned eb) {
+  const int64_t rowBytes = shape.back() * eb;
+  if (!store.attrs().stream || rowBytes < 32 || rowBytes % 16 != 0)
+    return nullptr;
+  // Every row starts 16-byte aligned: the first does, and the row strides
+  // keep it so.
+  llvm::Value *ok = b_.CreateICmpEQ(
+      b_.CreateAnd(b_.CreatePtrToInt(dst, b_.getInt64Ty()), i64(15)), i64(0));
+  for (size_t q = 0; q + 1 < shape.size(); ++q)
+    if (shape[q] > 1)
+      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(d.strides[dlead + q],
+                                                                      i64(eb)),
+                                                         i64(15)),
+                                            i64(0)));
+  if (!s)
+    return ok;
+  // The source tile (a tensor) must not overlap the destination tile: their
+  // byte spans [lo, hi) are disjoint.
+  auto span = [&](llvm::Value *base, const TensorInfo &t, unsigned lead) {
+    llvm::Value *lo = b_.CreatePtrToInt(base, b_.getInt64Ty()), *hi = lo;
+    for (size_t q = 0; q + 1 < shape.size(); ++q) {
+      llvm::Value *ext = b_.CreateMul(t.strides[lead + q], i64((shape[q] - 1) * eb));
+      llvm::Value *neg = b_.CreateICmpSLT(ext, i64(0));
+      lo = b_.CreateAdd(lo, b_.CreateSelect(neg, ext, i64(0)));
+      hi = b_.CreateAdd(hi, b_.CreateSelect(neg, i64(0), ext));
+    }
+    return std::make_pair(lo, b_.CreateAdd(hi, i64(rowBytes)));
+  };
+  auto [dlo, dhi] = span(dst, d, dlead);
+  auto [slo, shi] = span(src, *s, slead);
+  return b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpULE(dhi, slo), b_.CreateICmpULE(shi, dlo)));
+}
+
+void CodeGen::emitEitherWay(llvm::Value *cond, const std::function<void(bool)> &emit) {
+  if (!cond) {
+    emit(false);
+    return;
+  }
+  auto *yes = llvm::BasicBlock::Create(ctx_, "copy.stream", fn_);
+  auto *no = llvm::BasicBlock::Create(ctx_, "copy.plain", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "copy.done", fn_);
+  b_.CreateCondBr(cond, yes, no);
+  b_.SetInsertPoint(yes);
+  emit(true);
   b_.CreateBr(done);
-  b_.SetInsertPoint(other);
-  plain();
+  b_.SetInsertPoint(no);
+  emit(false);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }
@@ -678,32 +706,41 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   if (copyTo) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     unsigned dlead = copyDst->sizes.size() - r;
-    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
-      llvm::Value *g = i64(0), *dg = i64(0);
-      for (size_t q = 0; q < idx.size(); ++q) {
-        g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
-        dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
-      }
-      // memmove: a kernel may copy a tensor onto itself, shifted.
-      emitRowCopy(elemPtr(k, copyBase, dg), elemPtr(k, globalBase, g), shape.back() * eb, eb,
-                  copyTo->attrs().stream, /*mayOverlap=*/true);
+    // One run-time test per tile decides between streamed and plain rows.
+    llvm::Value *streamOk =
+        streamable(*copyTo, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
+    emitEitherWay(streamOk, [&](bool stream) {
+      emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+        llvm::Value *g = i64(0), *dg = i64(0);
+        for (size_t q = 0; q < idx.size(); ++q) {
+          g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
+          dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
+        }
+        // memmove: a kernel may copy a tensor onto itself, shifted.
+        emitRowCopy(elemPtr(k, copyBase, dg), elemPtr(k, globalBase, g), shape.back() * eb,
+                    eb, stream, /*mayOverlap=*/true);
+      });
     });
   } else if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t rowBytes = shape.back() * eb;
-    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
-      llvm::Value *g = i64(0), *l = i64(0);
-      int64_t tileStride = shape.back();
-      for (size_t q = idx.size(); q-- > 0;) {
-        g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
-        l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
-        tileStride *= shape[q];
-      }
-      llvm::Value *gp = elemPtr(k, globalBase, g), *lp = elemPtr(k, buf, l);
-      if (isLoad)
-        b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
-      else
-        emitRowCopy(gp, lp, rowBytes, eb, op.attrs().stream, /*mayOverlap=*/false);
+    llvm::Value *streamOk =
+        isLoad ? nullptr : streamable(op, globalBase, t, lead, nullptr, nullptr, 0, shape, eb);
+    emitEitherWay(streamOk, [&](bool stream) {
+      emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+        llvm::Value *g = i64(0), *l = i64(0);
+        int64_t tileStride = shape.back();
+        for (size_t q = idx.size(); q-- > 0;) {
+          g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
+          l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
+          tileStride *= shape[q];
+        }
+        llvm::Value *gp = elemPtr(k, globalBase, g), *lp = elemPtr(k, buf, l);
+        if (isLoad)
+          b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
+        else
+          emitRowCopy(gp, lp, rowBytes, eb, stream, /*mayOverlap=*/false);
+      });
     });
   }
   llvm::BasicBlock *fastEnd = b_.GetInsertBlock();

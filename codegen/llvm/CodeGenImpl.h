@@ -146,13 +146,21 @@ private:
   /// Stores whose fast path the producing fused loop already did: the
   /// in-bounds flag, so the store emits only the slow path.
   llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;
-  /// Copies one tile row of `bytes` from `src` to `dst` (memmove if
-  /// `mayOverlap`, else memcpy). With `stream` (a `store {stream}`), rows of
-  /// 128 bytes or more that do not overlap their source write their aligned
-  /// 16-byte chunks with non-temporal stores (the unaligned head and tail
-  /// plainly).
+  /// Copies one tile row of `bytes` from `src` to `dst`: with `stream`, in
+  /// 16-byte non-temporal stores (the caller checked alignment and overlap);
+  /// otherwise memmove if `mayOverlap`, else memcpy.
   void emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
                    bool stream, bool mayOverlap);
+  /// For a `store {stream}` of a tile with rows of 32 bytes or more (a
+  /// multiple of 16), the run-time test that every destination row starts
+  /// 16-byte aligned and, given a source tensor tile, that the two tiles do
+  /// not overlap; null when the store does not stream.
+  llvm::Value *streamable(const ir::Op &store, llvm::Value *dst, const TensorInfo &d,
+                          unsigned dlead, llvm::Value *src, const TensorInfo *s,
+                          unsigned slead, const std::vector<int64_t> &shape, unsigned eb);
+  /// Emits `emit(true)` and `emit(false)` behind the test `cond` (only
+  /// `emit(false)` when `cond` is null).
+  void emitEitherWay(llvm::Value *cond, const std::function<void(bool)> &emit);
   /// Set once a non-temporal store was emitted: the program ends with an
   /// sfence, so its writes are ordered before the launch returns.
   bool streamed_ = false;

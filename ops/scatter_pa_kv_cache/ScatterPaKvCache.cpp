@@ -473,6 +473,13 @@ ArgView strips3(const FlatView &f, int64_t e) {
           {f.strides[0], e * f.strides[1], f.strides[1]}};
 }
 
+/// A [T, C*E] row view as [C, T, E] (strip-major: strip c of every token).
+ArgView stripMajor(const FlatView &f, int64_t e) {
+  return {f.data,
+          {f.sizes[1] / e, f.sizes[0], e},
+          {e * f.strides[1], f.strides[0], f.strides[1]}};
+}
+
 /// A PA_NZ cache [NB, C, BS, E] as [NB, BS, C, E] (axes swapped, same
 /// memory), so a token's strips are one [C, E] tile at [blk, pos, 0, 0].
 ArgView positionMajor(const TensorView &t) {
@@ -591,6 +598,10 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     pack(p, positionMajor(kc));
     pack(p, strips3(*vf, e));
     pack(p, positionMajor(vc));
+    pack(p, stripMajor(*kf, e));
+    pack(p, asIs(kc));
+    pack(p, stripMajor(*vf, e));
+    pack(p, asIs(vc));
     p.i64(programsOf(a, kc));
     return Status::ok();
   }

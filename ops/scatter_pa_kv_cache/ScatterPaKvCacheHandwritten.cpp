@@ -3,7 +3,9 @@
 // What a careful C++ programmer writes for the data-heavy scenarios: one copy
 // per token row (ND: non-temporal stores, since the cache is not read back
 // soon; SSE2, which every x86-64 has) or one memcpy per 32-byte strip
-// (PA_NZ), threads over cache blocks (thread t owns blocks with
+// (PA_NZ; a run of 16 tokens through one block strip by strip, streamed),
+// threads
+// over cache blocks (thread t owns blocks with
 // blk % threads == t, so no two threads write one row and the later of two
 // equal slots wins, as in the kernels).
 //
@@ -41,6 +43,17 @@ void streamCopy(char *dst, const char *src, int64_t n) {
   std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
 }
 
+/// One 32-byte strip, streamed when the destination is 16-byte aligned.
+void streamStrip(char *dst, const char *src) {
+  if (reinterpret_cast<uintptr_t>(dst) % 16 != 0) {
+    std::memcpy(dst, src, 32);
+    return;
+  }
+  for (int k = 0; k < 32; k += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + k),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + k)));
+}
+
 } // namespace
 
 bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
@@ -74,7 +87,37 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
 #pragma omp parallel num_threads(threads)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    // PA_NZ: a run of kRun tokens with consecutive slots in one block moves
+    // strip by strip (kRun * 32 contiguous bytes per strip).
+    constexpr int64_t kRun = 16;
+    auto runAt = [&](int64_t i) {
+      const int64_t s0 = slot(i);
+      if (!nz || i % kRun != 0 || i + kRun > tokens || s0 < 0 ||
+          s0 / bs >= blocks || s0 % bs + kRun > bs)
+        return false;
+      for (int64_t r = 1; r < kRun; ++r)
+        if (slot(i + r) != s0 + r)
+          return false;
+      return true;
+    };
     for (int64_t i = 0; i < tokens; ++i) {
+      if (runAt(i)) {
+        const int64_t s0 = slot(i), blk = s0 / bs, pos = s0 % bs;
+        if (blk % nt == t) {
+          for (int64_t c = 0; c < kRow / 32; ++c) {
+            char *d = kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32;
+            for (int64_t r = 0; r < kRun; ++r)
+              streamStrip(d + r * 32, kp + (i + r) * kRow + c * 32);
+          }
+          for (int64_t c = 0; c < vRow / 32; ++c) {
+            char *d = vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32;
+            for (int64_t r = 0; r < kRun; ++r)
+              streamStrip(d + r * 32, vp + (i + r) * vRow + c * 32);
+          }
+        }
+        i += kRun - 1;
+        continue;
+      }
       const int64_t s = slot(i);
       if (s < 0 || s / bs >= blocks || (s / bs) % nt != t)
         continue;

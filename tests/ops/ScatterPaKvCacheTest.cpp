@@ -362,6 +362,30 @@ TEST(ScatterPaKvCache, NzEveryWidth) { // matrix row 8
   big.expectMatchesReference();
 }
 
+TEST(ScatterPaKvCache, NzBlockRunsAndBrokenGroups) {
+  // Groups of 16 tokens: runs through one block take the strip-by-strip path,
+  // the others go token by token, in token order (a later token overwrites
+  // the slots an earlier run wrote).
+  std::vector<int64_t> slots;
+  for (int64_t i = 0; i < 32; ++i)
+    slots.push_back(32 + i); // two runs: block 1, positions 0..31
+  for (int64_t i = 0; i < 16; ++i)
+    slots.push_back(20 + i); // crosses from block 0 into block 1: overwrites 32..35
+  for (int64_t i = 0; i < 16; ++i)
+    slots.push_back(i == 7 ? -1 : 64 + i); // a padding token breaks the run
+  for (int64_t i = 0; i < 6; ++i)
+    slots.push_back(96 + i); // a partial last group
+  for (DataType t : {DataType::Int8, DataType::Float16, DataType::Float})
+    for (DataType idx : {DataType::Int32, DataType::Int64}) {
+      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
+                   std::string(runtime::dataTypeName(idx)));
+      // 70 tokens of 8 x 128 key and 8 x 64 value elements: enough bytes for
+      // more than one program on a multi-core host.
+      Case c = nzCase(t, idx, 70, 8, 128, 64, 4, 32, slots, 17);
+      c.expectMatchesReference();
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // S4, S5, S3: compressed modes
 //===----------------------------------------------------------------------===//
