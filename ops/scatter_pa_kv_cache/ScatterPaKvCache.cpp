@@ -488,15 +488,27 @@ ArgView positionMajor(const TensorView &t) {
           {t.strides[0], t.strides[2], t.strides[1], t.strides[3]}};
 }
 
+/// Bytes of key and value rows a call moves.
+int64_t bytesMoved(const aclnn::ScatterPaKvCacheArgs &a) {
+  int64_t bytes = a.key->numel() * a.key->elementSize();
+  if (a.value->rank() != 0)
+    bytes += a.value->numel() * a.value->elementSize();
+  return bytes;
+}
+
+/// Whether the rows stream into the cache (non-temporal stores): for calls
+/// moving 1 MiB or more (a prefill, whose rows are read much later); a
+/// decode step's rows stay in the caches for the attention that reads them.
+bool streams(const aclnn::ScatterPaKvCacheArgs &a) {
+  return bytesMoved(a) >= (int64_t(1) << 20);
+}
+
 /// Programs for a call: one per core when the call moves enough bytes to pay
 /// for the threads (random slots spread the rows evenly over the cache
 /// blocks each program owns, and every program walks all slots, so more
 /// programs only add walks), one for decode-sized calls. Shapes only.
 int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
-  int64_t bytes = a.key->numel() * a.key->elementSize();
-  if (a.value->rank() != 0)
-    bytes += a.value->numel() * a.value->elementSize();
-  return std::min(programsForBytes(kc.dim(0), bytes), launchThreads());
+  return std::min(programsForBytes(kc.dim(0), bytesMoved(a)), launchThreads());
 }
 
 /// The prepared launch: the kernel and its argument block.
@@ -559,7 +571,8 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
         {"I", idx},
         {"HAS_V", hasV ? "true" : "false"},
         {"BK", std::to_string(tileFor(kv.sizes[2], width))},
-        {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
+        {"BV", std::to_string(tileFor(vv.sizes[2], width))},
+        {"STREAM", streams(a) ? "true" : "false"}};
     if (Status s =
             getKernel(source(), "scatter_rows", spec, out.kernel, &out.use);
         !s)
@@ -588,7 +601,8 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     jit::Specialization spec{{"U", u},
                              {"I", idx},
                              {"E", std::to_string(e)},
-                             {"CB", std::to_string(cb)}};
+                             {"CB", std::to_string(cb)},
+                             {"STREAM", streams(a) ? "true" : "false"}};
     if (Status s =
             getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);
         !s)

@@ -81,6 +81,14 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
   };
   // One thread for decode-sized calls (a fork costs more than they move).
   const int64_t bytes = tokens * (kRow + vRow);
+  // Streams (non-temporal stores) for calls of 1 MiB or more, as the kernel.
+  const bool stream = bytes >= (int64_t(1) << 20);
+  auto stripCopy = [stream](char *d, const char *src) {
+    if (stream)
+      streamStrip(d, src);
+    else
+      std::memcpy(d, src, 32);
+  };
   const int threads = static_cast<int>(
       std::min<int64_t>({omp_get_max_threads(), blocks,
                          std::max<int64_t>(bytes / (64 << 10), 1)}));
@@ -107,12 +115,12 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
           for (int64_t c = 0; c < kRow / 32; ++c) {
             char *d = kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32;
             for (int64_t r = 0; r < kRun; ++r)
-              streamStrip(d + r * 32, kp + (i + r) * kRow + c * 32);
+              stripCopy(d + r * 32, kp + (i + r) * kRow + c * 32);
           }
           for (int64_t c = 0; c < vRow / 32; ++c) {
             char *d = vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32;
             for (int64_t r = 0; r < kRun; ++r)
-              streamStrip(d + r * 32, vp + (i + r) * vRow + c * 32);
+              stripCopy(d + r * 32, vp + (i + r) * vRow + c * 32);
           }
         }
         i += kRun - 1;
@@ -123,9 +131,15 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
         continue;
       const int64_t blk = s / bs, pos = s % bs;
       if (!nz) {
-        streamCopy(kcp + s * kRow, kp + i * kRow, kRow);
-        if (vRow)
-          streamCopy(vcp + s * vRow, vp + i * vRow, vRow);
+        if (stream) {
+          streamCopy(kcp + s * kRow, kp + i * kRow, kRow);
+          if (vRow)
+            streamCopy(vcp + s * vRow, vp + i * vRow, vRow);
+        } else {
+          std::memcpy(kcp + s * kRow, kp + i * kRow, static_cast<size_t>(kRow));
+          if (vRow)
+            std::memcpy(vcp + s * vRow, vp + i * vRow, static_cast<size_t>(vRow));
+        }
         continue;
       }
       // [nb, C, bs, 32 bytes]: strip c of the token lands at (blk, c, pos).
