@@ -386,6 +386,25 @@ TEST(ScatterPaKvCache, NzBlockRunsAndBrokenGroups) {
     }
 }
 
+TEST(ScatterPaKvCache, LargeCallsStreamIntoTheCache) {
+  // Calls moving 1 MiB or more write with non-temporal stores: 160 tokens of
+  // 8 x 128 f32 key and value elements (1.25 MiB), Norm with random slots
+  // (a padding token and a duplicate among them) and PA_NZ with runs
+  // through blocks and broken groups.
+  std::vector<int64_t> slots;
+  for (int64_t i = 0; i < 160; ++i)
+    slots.push_back((i * 37) % 512);
+  slots[5] = -1;
+  slots[90] = slots[3];
+  Case nd = ndCase(DataType::Float, DataType::Int64, 160, 8, 128, 128, 16, 32, slots, 41);
+  nd.expectMatchesReference();
+  std::vector<int64_t> runs;
+  for (int64_t i = 0; i < 160; ++i)
+    runs.push_back(i < 100 ? 64 + i : 300 + (i - 100) * 2); // runs, then gaps
+  Case nz = nzCase(DataType::Float, DataType::Int32, 160, 8, 128, 128, 16, 32, runs, 43);
+  nz.expectMatchesReference();
+}
+
 //===----------------------------------------------------------------------===//
 // S4, S5, S3: compressed modes
 //===----------------------------------------------------------------------===//
