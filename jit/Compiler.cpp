@@ -12,6 +12,7 @@
 #include "codegen/passes/Pipeline.h"
 #include "dsl/Frontend.h"
 #include "dsl/ir/Printer.h"
+#include "jit/DiskCache.h"
 #include "jit/KernelJIT.h"
 
 #include "llvm/IR/LLVMContext.h"
@@ -26,6 +27,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -114,6 +116,28 @@ std::string moduleText(const llvm::Module &m) {
   return s;
 }
 
+/// Stage times as text for a disk entry, and back.
+std::string formatTimes(const StageTimes &t) {
+  std::string out;
+  for (double v : {t.parse, t.sema, t.tilePasses, t.codegen, t.llvmOpt, t.machineCode, t.total})
+    out += std::to_string(v) + " ";
+  return out;
+}
+StageTimes parseTimes(const std::string &text) {
+  StageTimes t;
+  double *fields[] = {&t.parse, &t.sema, &t.tilePasses, &t.codegen,
+                      &t.llvmOpt, &t.machineCode, &t.total};
+  const char *p = text.c_str();
+  for (double *f : fields) {
+    char *end = nullptr;
+    *f = std::strtod(p, &end);
+    if (end == p)
+      break;
+    p = end;
+  }
+  return t;
+}
+
 /// The outcome of one compilation, shared by every waiter.
 struct Slot {
   std::shared_future<std::shared_ptr<const CompiledKernel>> future;
@@ -138,11 +162,22 @@ struct Compiler::Impl {
   };
   std::array<Shard, kShards> shards;
   std::atomic<uint64_t> memoryHits{0}, compiles{0};
-  /// Distinguishes the symbols of two compilations of one key (after the
-  /// memory cache was cleared) inside the one JIT dylib.
-  std::atomic<uint64_t> serial{0};
 
   Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
+
+  /// The disk tier (off unless the environment allows it).
+  DiskCache disk;
+  std::atomic<uint64_t> diskHits{0};
+  /// Warnings about the disk tier, each printed once per process.
+  std::mutex warnMutex;
+  std::set<std::string> warned;
+  void warnOnce(const std::string &message) {
+    std::lock_guard lock(warnMutex);
+    if (warned.insert(message).second)
+      llvm::errs() << "tilejit: warning: " << message << "\n";
+  }
+  /// A verified disk entry for `key`, linked; null on a miss.
+  std::shared_ptr<const CompiledKernel> loadFromDisk(const TilingKey &key);
 
   void dump(const TilingKey &key, DumpStage stage, const std::string &text) {
     if (!(dumpMask & static_cast<unsigned>(stage)))
@@ -217,8 +252,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
 
   t = Clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  std::string stem =
-      key.symbolStem() + "_" + std::to_string(serial.fetch_add(1));
+  // Each kernel links into a JITDylib of its own: the key's stem is enough.
+  std::string stem = key.symbolStem();
   auto module =
       codegen::lowerToLLVM(*kernel, *context, target.info, stem, diags);
   if (!module)
@@ -247,18 +282,70 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   std::vector<std::string> messages;
   for (const ir::ShapeConstraint &c : kernel->constraints)
     messages.push_back(c.message);
-  auto symbols = jit->add(
-      llvm::orc::ThreadSafeModule(std::move(module), std::move(context)), stem);
+  // The disk entry keeps the optimised IR for dumps on hits; print it
+  // before code generation changes the module.
+  DiskEntry entry;
+  const bool publish = disk.mode() == DiskCache::Mode::ReadWrite;
+  if (publish) {
+    entry.tileIR = ir::print(*kernel);
+    entry.llvmIR = moduleText(*module);
+  }
+  auto object = emitObject(*module, **tm);
+  if (!object)
+    return object.takeError();
+  auto symbols = jit->addObject(*object, stem);
   if (!symbols)
     return symbols.takeError();
   times.machineCode = msSince(t);
   times.total = msSince(start);
+  if (publish) {
+    entry.stem = stem;
+    entry.object = std::move(*object);
+    entry.constraints = messages;
+    entry.times = formatTimes(times);
+    std::string warning;
+    if (!disk.store(key, entry, warning))
+      warnOnce(warning);
+  }
   return std::make_shared<const CompiledKernel>(
       key, symbols->program, symbols->grid, symbols->scratchBytes, times,
       std::move(messages));
 }
 
-Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {}
+std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key) {
+  if (disk.mode() == DiskCache::Mode::Off)
+    return nullptr;
+  auto start = Clock::now();
+  std::string warning;
+  std::optional<DiskEntry> e = disk.load(key, warning);
+  if (!e) {
+    if (!warning.empty())
+      warnOnce(warning);
+    return nullptr;
+  }
+  auto symbols = jit->addObject(e->object, e->stem);
+  if (!symbols) {
+    warnOnce("cache entry " + disk.pathOf(key) + " ignored: it does not link (" +
+             llvm::toString(symbols.takeError()) + "); rebuilding it");
+    return nullptr;
+  }
+  StageTimes times = parseTimes(e->times);
+  times.total = msSince(start); // this request's cost: load and link
+  if (dumpMask & static_cast<unsigned>(DumpStage::TileOpt))
+    dump(key, DumpStage::TileOpt, e->tileIR);
+  if (dumpMask & static_cast<unsigned>(DumpStage::LlvmOpt))
+    dump(key, DumpStage::LlvmOpt, e->llvmIR);
+  return std::make_shared<const CompiledKernel>(key, symbols->program, symbols->grid,
+                                                symbols->scratchBytes, times,
+                                                std::move(e->constraints));
+}
+
+Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {
+  std::string warning;
+  impl_->disk = DiskCache::fromEnvironment(warning);
+  if (!warning.empty())
+    impl_->warnOnce(warning);
+}
 Compiler::~Compiler() = default;
 
 llvm::Expected<Compiler &> Compiler::instance(TargetLevel level) {
@@ -309,6 +396,7 @@ llvm::Expected<Compiler &> Compiler::forEmission(TargetLevel level) {
     c->impl_->target = *target;
     c->impl_->jit = std::move(*jit);
     c->impl_->emitOnly = true;
+    c->impl_->disk = DiskCache(); // prints code; never loads or stores any
     compilers[i] = std::move(c);
   });
   if (!compilers[i])
@@ -388,6 +476,11 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
     impl_->memoryHits.fetch_add(1, std::memory_order_relaxed);
     return KernelRef{std::move(kernel), false};
   }
+  if (auto fromDisk = impl_->loadFromDisk(key)) {
+    impl_->diskHits.fetch_add(1, std::memory_order_relaxed);
+    promise.set_value(fromDisk);
+    return KernelRef{std::move(fromDisk), false};
+  }
   // Parameter values of the key are the specialisation, in sorted order.
   auto compiled = impl_->compile(key, source, key.fields().params,
                                  key.fields().optLevel, std::nullopt, nullptr);
@@ -426,9 +519,13 @@ CacheStats Compiler::stats() const {
     s.entries += shard.map.size();
   }
   s.memoryHits = impl_->memoryHits.load();
+  s.diskHits = impl_->diskHits.load();
   s.compiles = impl_->compiles.load();
   return s;
 }
+
+const DiskCache &Compiler::diskCache() const { return impl_->disk; }
+void Compiler::setDiskCache(DiskCache disk) { impl_->disk = std::move(disk); }
 
 void Compiler::clearMemoryCache() {
   for (auto &shard : impl_->shards) {

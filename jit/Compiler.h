@@ -63,6 +63,7 @@ struct StageTimes {
 };
 
 class KernelJIT;
+class DiskCache;
 
 /// A kernel compiled for one tiling key; immutable and shareable.
 class CompiledKernel {
@@ -176,6 +177,11 @@ public:
   CacheStats stats() const;
   /// Drops every in-memory entry (kernels still referenced stay alive).
   void clearMemoryCache();
+
+  /// The disk tier (jit/DiskCache.h): from the environment at creation;
+  /// tests and tools may replace it.
+  const DiskCache &diskCache() const;
+  void setDiskCache(DiskCache disk);
 
   /// Target description used in keys: CPU name and feature string, and the
   /// vector width in f32 lanes (16 for AVX-512, 8 for AVX2).

@@ -161,6 +161,41 @@ KernelJIT::add(llvm::orc::ThreadSafeModule module, const std::string &stem) {
   return s;
 }
 
+llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
+                                                      const std::string &stem) {
+  auto jd = jit_->createJITDylib("tilejit." + std::to_string(dylibs_.fetch_add(1)));
+  if (!jd)
+    return jd.takeError();
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(object.data(), object.size()), stem);
+  if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
+    return err;
+  Symbols s;
+  auto program = jit_->lookup(*jd, stem + "_program");
+  if (!program)
+    return program.takeError();
+  auto grid = jit_->lookup(*jd, stem + "_grid");
+  if (!grid)
+    return grid.takeError();
+  auto scratch = jit_->lookup(*jd, stem + "_scratch");
+  if (!scratch)
+    return scratch.takeError();
+  s.program = program->toPtr<rt::ProgramFn>();
+  s.grid = grid->toPtr<rt::GridFn>();
+  s.scratchBytes = *scratch->toPtr<const int64_t *>();
+  return s;
+}
+
+llvm::Expected<std::vector<char>> emitObject(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::SmallVector<char, 0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("this target cannot emit object code");
+  pm.run(module);
+  return std::vector<char>(out.begin(), out.end());
+}
+
 std::string emitAssembly(llvm::Module &module, llvm::TargetMachine &tm) {
   llvm::SmallString<4096> out;
   llvm::raw_svector_ostream os(out);

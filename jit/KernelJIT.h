@@ -16,6 +16,9 @@
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <atomic>
+#include <vector>
+
 namespace tilejit::jit {
 
 /// The CPU name and feature string a level compiles for on this host.
@@ -47,15 +50,24 @@ public:
   };
   llvm::Expected<Symbols> add(llvm::orc::ThreadSafeModule module,
                               const std::string &stem);
+  /// Links a relocatable object (compiled here, or a verified disk-cache
+  /// entry) into a JITDylib of its own and resolves its symbols, so the same
+  /// kernel may be linked twice in one process.
+  llvm::Expected<Symbols> addObject(llvm::ArrayRef<char> object, const std::string &stem);
 
 private:
   explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}
   TargetChoice target_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::atomic<uint64_t> dylibs_{0};
 };
 
 /// Assembly text of a module for `tm` (the `asm` dump stage).
 std::string emitAssembly(llvm::Module &module, llvm::TargetMachine &tm);
+
+/// The relocatable object code of a module for `tm` (machine code
+/// generation); consumes nothing, but runs the code generator on `module`.
+llvm::Expected<std::vector<char>> emitObject(llvm::Module &module, llvm::TargetMachine &tm);
 
 } // namespace tilejit::jit
 

@@ -3,11 +3,12 @@
 //
 // tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
 // tilejit dump [NAME] [--stage STAGE]
-// tilejit cache stats [--json] | cache clear
+// tilejit cache stats [--json] | cache ls [--json] | cache clear | cache prune
 // tilejit demo [--json]
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "jit/DiskCache.h"
 #include "ops/Embedded.h"
 #include "ops/Workloads.h"
 
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <iostream>
 
 using namespace tilejit;
@@ -246,7 +248,11 @@ int main(int argc, char **argv) {
   auto *stats =
       cache->add_subcommand("stats", "entries, bytes, hits and compiles");
   stats->add_flag("--json", json, "machine-readable output");
-  auto *clear = cache->add_subcommand("clear", "drop every cached kernel");
+  auto *clear = cache->add_subcommand("clear", "drop every cached kernel (memory and disk)");
+  auto *ls = cache->add_subcommand("ls", "the disk entries: key, size, last use");
+  ls->add_flag("--json", json, "machine-readable output");
+  auto *prune = cache->add_subcommand(
+      "prune", "remove disk entries that do not verify, then evict down to the size bound");
 
   auto *demo =
       app.add_subcommand("demo", "run every built-in workload against its "
@@ -264,27 +270,54 @@ int main(int argc, char **argv) {
     return compileCommand(file, kernel, sets, emit, json, target);
   if (*dump)
     return dumpCommand(dumpName, dumpStage, target);
+  const jit::DiskCache &disk = jit::Compiler::instance().diskCache();
   if (*stats) {
     jit::CacheStats s = jit::Compiler::instance().stats();
-    // The cache of this issue is in-process only: a fresh process starts
-    // empty. (The disk tier comes with the persistent cache.)
+    // Memory figures are this process's; entries and bytes are the disk's.
+    uint64_t entries = 0, bytes = 0;
+    for (const jit::DiskListing &l : disk.list()) {
+      ++entries;
+      bytes += l.bytes;
+    }
     if (json) {
-      nlohmann::json out = {{"entries", s.entries},
-                            {"bytes", 0},
-                            {"memory_hits", s.memoryHits},
-                            {"disk_hits", s.diskHits},
-                            {"compiles", s.compiles}};
+      nlohmann::json out = {{"entries", entries},          {"bytes", bytes},
+                            {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
+                            {"compiles", s.compiles},      {"dir", disk.dir()}};
       std::cout << out.dump(2) << "\n";
     } else {
-      fmt::print(
-          "entries {}\nbytes 0\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
-          s.entries, s.memoryHits, s.diskHits, s.compiles);
+      fmt::print("dir {}\nentries {}\nbytes {}\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
+                 disk.dir().empty() ? "(disk cache off)" : disk.dir(), entries, bytes,
+                 s.memoryHits, s.diskHits, s.compiles);
+    }
+    return 0;
+  }
+  if (*ls) {
+    auto all = disk.list();
+    if (json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const jit::DiskListing &l : all)
+        out.push_back({{"key", l.key}, {"bytes", l.bytes}, {"last_use", l.lastUse},
+                       {"file", l.file}});
+      std::cout << out.dump(2) << "\n";
+    } else {
+      for (const jit::DiskListing &l : all) {
+        char when[32];
+        std::time_t t = static_cast<std::time_t>(l.lastUse);
+        std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+        fmt::print("{:>9}  {}  {}\n", l.bytes, when, l.key);
+      }
     }
     return 0;
   }
   if (*clear) {
     jit::Compiler::instance().clearMemoryCache();
-    fmt::print("cache cleared\n");
+    size_t n = disk.clear();
+    fmt::print("cache cleared ({} disk entries removed)\n", n);
+    return 0;
+  }
+  if (*prune) {
+    size_t n = disk.prune();
+    fmt::print("{} disk entries removed\n", n);
     return 0;
   }
   if (*demo)

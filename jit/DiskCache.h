@@ -1,0 +1,101 @@
+//===- DiskCache.h - The disk tier of the kernel cache ----------*- C++ -*-===//
+///
+/// \file
+/// One file per tiling key, `<dir>/<symbol stem>.tjk`, holding the kernel's
+/// object code and what is needed to use it without compiling: the key's
+/// canonical text (every field: source hash, parameters, target CPU and
+/// features, tilejit and LLVM versions, opt level), the symbol stem, the
+/// shape-constraint messages, the compile times, and the optimised Tile IR and
+/// LLVM IR (so stage dumps work on hits). A SHA-256 over the whole entry
+/// closes it.
+///
+/// Loading verifies, in order: the entry is a regular file owned by this
+/// user and writable by nobody else, its framing, its checksum, and that its
+/// key is the requested one (so a foreign target, another version or another
+/// key's object is a miss). A miss is rebuilt and replaced; nothing unverified
+/// is ever executed. The directory itself must be owned by this user and not
+/// group- or world-writable, or the disk tier is off (with a warning).
+///
+/// Entries are published atomically (a temporary file in the directory, then
+/// rename), so processes racing on one key each succeed and leave one valid
+/// entry. The directory is bounded (TILEJIT_CACHE_MAX_BYTES, default 1 GiB):
+/// least recently used entries go first (a hit refreshes an entry's mtime).
+///
+/// Environment: TILEJIT_CACHE=off|read|readwrite (default readwrite),
+/// TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit, else
+/// ~/.cache/tilejit), TILEJIT_CACHE_MAX_BYTES.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_JIT_DISKCACHE_H
+#define TILEJIT_JIT_DISKCACHE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilejit::jit {
+
+class TilingKey;
+
+/// What an entry holds besides its key.
+struct DiskEntry {
+  std::string stem;                     ///< symbol stem inside the object
+  std::vector<char> object;             ///< relocatable object code
+  std::vector<std::string> constraints; ///< shape-constraint messages
+  std::string times;                    ///< "parse sema passes codegen opt mc total" (ms)
+  std::string tileIR, llvmIR;           ///< optimised Tile IR and LLVM IR text
+};
+
+/// One listed entry (`tilejit cache ls`).
+struct DiskListing {
+  std::string file, key;
+  uint64_t bytes = 0;
+  int64_t lastUse = 0; ///< seconds since the epoch
+};
+
+class DiskCache {
+public:
+  enum class Mode { Off, Read, ReadWrite };
+
+  /// The disk tier the environment asks for; Off (with `warning` set) when
+  /// the directory cannot be created or is not safe to load from.
+  static DiskCache fromEnvironment(std::string &warning);
+  /// A disk tier in `dir` (tests).
+  DiskCache(std::string dir, Mode mode, uint64_t maxBytes);
+  DiskCache() = default;
+
+  Mode mode() const { return mode_; }
+  const std::string &dir() const { return dir_; }
+  uint64_t maxBytes() const { return maxBytes_; }
+
+  /// The verified entry for `key`, or nullopt. A present but unusable entry
+  /// sets `warning` (why it is ignored; the caller rebuilds it).
+  std::optional<DiskEntry> load(const TilingKey &key, std::string &warning) const;
+  /// Publishes an entry for `key` (readwrite only), then evicts least
+  /// recently used entries beyond the size bound. Returns false (and sets
+  /// `warning`) when the entry could not be written.
+  bool store(const TilingKey &key, const DiskEntry &entry, std::string &warning) const;
+
+  /// Every entry file (verified or not) with its size and last use.
+  std::vector<DiskListing> list() const;
+  /// Removes every entry; returns how many.
+  size_t clear() const;
+  /// Removes entries that do not verify (any key) and evicts down to the
+  /// bound; returns how many were removed.
+  size_t prune() const;
+
+  /// The file an entry for `key` lives in.
+  std::string pathOf(const TilingKey &key) const;
+
+private:
+  std::vector<DiskListing> scan(bool keys) const;
+  void evict() const;
+  std::string dir_;
+  Mode mode_ = Mode::Off;
+  uint64_t maxBytes_ = uint64_t(1) << 30;
+};
+
+} // namespace tilejit::jit
+
+#endif

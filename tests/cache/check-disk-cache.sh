@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The disk tier across processes: racing compiles of one cold key, a second
+# `tilejit demo` that compiles nothing, the cache commands, refusal of an
+# unsafe directory, and TILEJIT_CACHE=off leaving the disk alone.
+# Usage: check-disk-cache.sh TILEJIT_BINARY SOURCE_ROOT
+set -euo pipefail
+tilejit=$1
+root=$2
+work=$(mktemp -d)
+trap 'chmod -R u+rwx "$work"; rm -rf "$work"' EXIT
+export TILEJIT_CACHE_DIR=$work/cache
+unset TILEJIT_CACHE
+fail() { echo "FAIL: $*" >&2; exit 1; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# Two processes race on one cold key: both succeed, one entry, no leftovers.
+compile=("$tilejit" compile "$root/ops/samples/softmax.tile" --kernel softmax --set T=f16 --json)
+"${compile[@]}" > "$work/a.json" & a=$!
+"${compile[@]}" > "$work/b.json" & b=$!
+wait $a || fail "first racing compile"
+wait $b || fail "second racing compile"
+[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$')" = 1 ] || fail "not exactly one entry: $(ls -a "$TILEJIT_CACHE_DIR")"
+! ls -a "$TILEJIT_CACHE_DIR" | grep -q '^\.tmp-' || fail "temporary files left"
+[ "$(stat -c %a "$TILEJIT_CACHE_DIR")" = 700 ] || fail "directory mode $(stat -c %a "$TILEJIT_CACHE_DIR")"
+"${compile[@]}" > "$work/c.json"
+[ "$(json "$work/c.json" "d['from_cache']")" = True ] || fail "third compile did not come from the disk"
+
+# A second demo process compiles nothing and gets the same results.
+"$tilejit" demo --json > "$work/demo1.json"
+"$tilejit" demo --json > "$work/demo2.json"
+[ "$(json "$work/demo1.json" "all(w['passed'] for w in d)")" = True ] || fail "first demo failed"
+[ "$(json "$work/demo2.json" "all(w['passed'] for w in d)")" = True ] || fail "second demo failed"
+[ "$(json "$work/demo2.json" "sum(w['compiled'] for w in d)")" = 0 ] || fail "second demo compiled: $(cat "$work/demo2.json")"
+[ "$(json "$work/demo1.json" "[w['max_abs_err'] for w in d]")" = "$(json "$work/demo2.json" "[w['max_abs_err'] for w in d]")" ] || fail "results differ"
+
+# The cache commands.
+"$tilejit" cache stats --json > "$work/stats.json"
+[ "$(json "$work/stats.json" "d['entries'] > 1 and d['bytes'] > 0")" = True ] || fail "stats: $(cat "$work/stats.json")"
+"$tilejit" cache ls --json > "$work/ls.json"
+[ "$(json "$work/ls.json" "len(d)")" = "$(json "$work/stats.json" "d['entries']")" ] || fail "ls and stats disagree"
+"$tilejit" cache clear > /dev/null
+[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$' || true)" = 0 ] || fail "clear left entries"
+
+# A group-writable directory is refused (with a message), and work goes on.
+chmod 770 "$TILEJIT_CACHE_DIR"
+"${compile[@]}" > /dev/null 2> "$work/err.txt" || fail "compile with a refused directory"
+grep -q "refusing the cache directory" "$work/err.txt" || fail "no refusal message: $(cat "$work/err.txt")"
+[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$' || true)" = 0 ] || fail "wrote into a refused directory"
+chmod 700 "$TILEJIT_CACHE_DIR"
+
+# TILEJIT_CACHE=off: nothing created, nothing written.
+TILEJIT_CACHE=off TILEJIT_CACHE_DIR=$work/off "${compile[@]}" > /dev/null
+[ ! -e "$work/off" ] || fail "TILEJIT_CACHE=off created a directory"
+echo "disk cache checks passed"
