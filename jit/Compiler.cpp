@@ -165,6 +165,17 @@ struct Compiler::Impl {
 
   Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
 
+  /// Requests seen since startRecording().
+  std::atomic<bool> recording{false};
+  mutable std::mutex recordMutex;
+  std::set<Request> recorded;
+  void record(const TilingKey &key, const KernelSource &source) {
+    if (!recording.load(std::memory_order_relaxed))
+      return;
+    std::lock_guard lock(recordMutex);
+    recorded.insert({source.name(), key.fields().kernel, key.fields().params});
+  }
+
   /// The disk tier (off unless the environment allows it).
   DiskCache disk;
   std::atomic<uint64_t> diskHits{0};
@@ -447,6 +458,7 @@ llvm::Expected<KernelRef> Compiler::get(const KernelSource &source,
 
 llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
                                         const KernelSource &source) {
+  impl_->record(key, source);
   Impl::Shard &shard = impl_->shardOf(key);
   std::shared_ptr<Slot> slot;
   {
@@ -525,6 +537,13 @@ CacheStats Compiler::stats() const {
 }
 
 const DiskCache &Compiler::diskCache() const { return impl_->disk; }
+
+void Compiler::startRecording() { impl_->recording = true; }
+
+std::vector<Compiler::Request> Compiler::recordedRequests() const {
+  std::lock_guard lock(impl_->recordMutex);
+  return {impl_->recorded.begin(), impl_->recorded.end()};
+}
 void Compiler::setDiskCache(DiskCache disk) { impl_->disk = std::move(disk); }
 
 void Compiler::clearMemoryCache() {

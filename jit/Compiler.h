@@ -29,6 +29,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -182,6 +183,20 @@ public:
   /// tests and tools may replace it.
   const DiskCache &diskCache() const;
   void setDiskCache(DiskCache disk);
+
+  /// One kernel a process asked for: enough to compile it again elsewhere
+  /// (`tilejit demo --record`, `tilejit warm`).
+  struct Request {
+    std::string source; ///< the KernelSource's name (an embedded path or a file)
+    std::string kernel;
+    Specialization spec;
+    bool operator<(const Request &o) const {
+      return std::tie(source, kernel, spec) < std::tie(o.source, o.kernel, o.spec);
+    }
+  };
+  /// Starts recording the distinct requests `get` serves.
+  void startRecording();
+  std::vector<Request> recordedRequests() const;
 
   /// Target description used in keys: CPU name and feature string, and the
   /// vector width in f32 lanes (16 for AVX-512, 8 for AVX2).

@@ -4,6 +4,7 @@
 // tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
 // tilejit dump [NAME] [--stage STAGE]
 // tilejit cache stats [--json] | cache ls [--json] | cache clear | cache prune
+// tilejit warm MANIFEST [--threads N]; tilejit demo --record MANIFEST
 // tilejit demo [--json]
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <ctime>
 #include <iostream>
 
@@ -163,6 +170,77 @@ int dumpCommand(const std::string &name, const std::string &stage,
               "' (run `tilejit dump` for the list)");
 }
 
+/// Compiles every kernel a manifest (JSON lines: source, kernel, spec) lists,
+/// on `threads` threads; sources are embedded paths or files.
+int warmCommand(const std::string &path, unsigned threads) {
+  std::ifstream in(path);
+  if (!in)
+    return fail("cannot read the manifest " + path);
+  struct Item {
+    std::string source, kernel;
+    jit::Specialization spec;
+  };
+  std::vector<Item> items;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("source") || !j.contains("kernel") ||
+        !j["source"].is_string() || !j["kernel"].is_string())
+      return fail(fmt::format("{}:{}: expected {{\"source\": ..., \"kernel\": ..., "
+                              "\"spec\": {{...}}}}",
+                              path, n));
+    Item it{j["source"], j["kernel"], {}};
+    if (j.contains("spec") && j["spec"].is_object())
+      for (auto &[k, v] : j["spec"].items())
+        it.spec.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+    items.push_back(std::move(it));
+  }
+  // Sources: embedded ones by path, else files (read once each).
+  std::map<std::string, std::unique_ptr<jit::KernelSource>> files;
+  for (const Item &it : items) {
+    if (!ops::embeddedSource(it.source).empty() || files.count(it.source))
+      continue;
+    auto src = jit::KernelSource::fromFile(it.source);
+    if (!src)
+      return fail(llvm::toString(src.takeError()));
+    files[it.source] = std::make_unique<jit::KernelSource>(std::move(*src));
+  }
+  auto sourceOf = [&](const std::string &name) -> const jit::KernelSource & {
+    auto f = files.find(name);
+    return f != files.end() ? *f->second : ops::embeddedKernel(name);
+  };
+  jit::Compiler &c = jit::Compiler::instance();
+  auto start = std::chrono::steady_clock::now();
+  jit::CacheStats before = c.stats();
+  std::atomic<size_t> next{0}, failed{0};
+  std::mutex errMutex;
+  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::min<size_t>(n, items.size()); ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < items.size();) {
+        auto k = c.get(sourceOf(items[i].source), items[i].kernel, items[i].spec);
+        if (!k) {
+          failed.fetch_add(1);
+          std::lock_guard lock(errMutex);
+          std::cerr << items[i].source << " " << items[i].kernel << ": "
+                    << llvm::toString(k.takeError()) << "\n";
+        }
+      }
+    });
+  for (auto &t : pool)
+    t.join();
+  jit::CacheStats after = c.stats();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+  fmt::print("warmed {} kernels in {:.0f} ms: {} compiled, {} from disk, {} failed\n",
+             items.size(), ms, after.compiles - before.compiles,
+             after.diskHits - before.diskHits, failed.load());
+  return failed ? 1 : 0;
+}
+
 int demoCommand(bool json) {
   nlohmann::json all = nlohmann::json::array();
   bool ok = true;
@@ -258,6 +336,16 @@ int main(int argc, char **argv) {
       app.add_subcommand("demo", "run every built-in workload against its "
                                  "reference and hand-written twin");
   demo->add_flag("--json", json, "one JSON array, one object per workload");
+  std::string recordPath;
+  demo->add_option("--record", recordPath,
+                   "write the kernels the run used to this manifest (for `tilejit warm`)");
+
+  std::string manifest;
+  unsigned warmThreads = 0;
+  auto *warm = app.add_subcommand(
+      "warm", "compile the kernels a manifest lists ahead of time, in parallel");
+  warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
+  warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -320,7 +408,25 @@ int main(int argc, char **argv) {
     fmt::print("{} disk entries removed\n", n);
     return 0;
   }
-  if (*demo)
-    return demoCommand(json);
+  if (*demo) {
+    if (!recordPath.empty())
+      jit::Compiler::instance().startRecording();
+    int rc = demoCommand(json);
+    if (!recordPath.empty()) {
+      std::ofstream out(recordPath);
+      for (const jit::Compiler::Request &r : jit::Compiler::instance().recordedRequests()) {
+        nlohmann::json spec = nlohmann::json::object();
+        for (const auto &[n, v] : r.spec)
+          spec[n] = v;
+        out << nlohmann::json{{"source", r.source}, {"kernel", r.kernel}, {"spec", spec}}.dump()
+            << "\n";
+      }
+      if (!out)
+        return fail("cannot write " + recordPath);
+    }
+    return rc;
+  }
+  if (*warm)
+    return warmCommand(manifest, warmThreads);
   return 0;
 }

@@ -25,8 +25,18 @@ wait $b || fail "second racing compile"
 "${compile[@]}" > "$work/c.json"
 [ "$(json "$work/c.json" "d['from_cache']")" = True ] || fail "third compile did not come from the disk"
 
-# A second demo process compiles nothing and gets the same results.
-"$tilejit" demo --json > "$work/demo1.json"
+# A demo records the kernels it used; `warm` compiles them ahead of time
+# (after a clear); a second demo process then compiles nothing and gets the
+# same results.
+"$tilejit" demo --json --record "$work/manifest.jsonl" > "$work/demo1.json"
+kernels=$(wc -l < "$work/manifest.jsonl")
+[ "$kernels" -ge 5 ] || fail "the manifest lists $kernels kernels"
+"$tilejit" cache clear > /dev/null
+"$tilejit" warm "$work/manifest.jsonl" > "$work/warm.txt" || fail "warm: $(cat "$work/warm.txt")"
+grep -q "warmed $kernels kernels in .*: $kernels compiled, 0 from disk, 0 failed" "$work/warm.txt" \
+  || fail "warm: $(cat "$work/warm.txt")"
+"$tilejit" warm "$work/manifest.jsonl" > "$work/warm2.txt"
+grep -q ": 0 compiled, $kernels from disk, 0 failed" "$work/warm2.txt" || fail "warm again: $(cat "$work/warm2.txt")"
 "$tilejit" demo --json > "$work/demo2.json"
 [ "$(json "$work/demo1.json" "all(w['passed'] for w in d)")" = True ] || fail "first demo failed"
 [ "$(json "$work/demo2.json" "all(w['passed'] for w in d)")" = True ] || fail "second demo failed"
