@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -198,6 +199,8 @@ struct Compiler::Impl {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' &&
           c != '-' && c != '_' && c != '=' && c != ',')
         c = '_';
+    std::error_code ec;
+    std::filesystem::create_directories(dumpDir, ec); // a missing TILEJIT_DUMP_DIR is made
     std::ofstream out(dumpDir + "/" + name + stageSuffix(stage));
     out << text;
   }
@@ -325,6 +328,12 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
 
 std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key) {
   if (disk.mode() == DiskCache::Mode::Off)
+    return nullptr;
+  // An entry holds the optimised Tile IR and LLVM IR; dumps of any other
+  // stage need a compile.
+  const unsigned stored =
+      static_cast<unsigned>(DumpStage::TileOpt) | static_cast<unsigned>(DumpStage::LlvmOpt);
+  if (dumpMask & ~stored)
     return nullptr;
   auto start = Clock::now();
   std::string warning;

@@ -58,6 +58,18 @@ grep -q "refusing the cache directory" "$work/err.txt" || fail "no refusal messa
 [ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$' || true)" = 0 ] || fail "wrote into a refused directory"
 chmod 700 "$TILEJIT_CACHE_DIR"
 
+# Dumps of the stored stages work on hits.
+"${compile[@]}" > /dev/null # publish again (cleared above)
+TILEJIT_DUMP=tile-opt,llvm-opt TILEJIT_DUMP_DIR=$work/dumps "${compile[@]}" > "$work/d.json"
+[ "$(json "$work/d.json" "d['from_cache']")" = True ] || fail "dump run was not a hit"
+ls "$work/dumps" | grep -q 'tile-opt' || fail "no tile-opt dump on a hit: $(ls "$work/dumps")"
+ls "$work/dumps" | grep -q '\.opt\.ll$' || fail "no llvm-opt dump on a hit: $(ls "$work/dumps")"
+
+# TILEJIT_CACHE=read loads but never writes.
+mkdir -m 700 "$work/ro"
+TILEJIT_CACHE=read TILEJIT_CACHE_DIR=$work/ro "${compile[@]}" > /dev/null
+[ -z "$(ls -A "$work/ro")" ] || fail "TILEJIT_CACHE=read wrote: $(ls -A "$work/ro")"
+
 # TILEJIT_CACHE=off: nothing created, nothing written.
 TILEJIT_CACHE=off TILEJIT_CACHE_DIR=$work/off "${compile[@]}" > /dev/null
 [ ! -e "$work/off" ] || fail "TILEJIT_CACHE=off created a directory"
