@@ -606,3 +606,384 @@ TEST(IncreFlashAttentionV4, DecodeLoopCompilesOnce) {
     EXPECT_NEAR(in.out.get(i), in.ref.get(i),
                 2e-3 + 1e-3 * std::abs(in.ref.get(i)));
 }
+
+namespace {
+
+/// Builds `c`, applies `mutate`, runs phase 1 and 2; expects `code` with a
+/// message containing `text`, and attentionOut untouched.
+void expectError(const Case &c, const std::function<void(Inputs &)> &mutate,
+                 int32_t code, const std::string &text) {
+  Inputs in;
+  build(c, in);
+  mutate(in);
+  const auto before = in.out.bytes;
+  runtime::Status st = ops::increFlashAttentionV4(in.args);
+  EXPECT_EQ(st.code(), code) << st.message();
+  EXPECT_NE(st.message().find(text), std::string::npos)
+      << "message: " << st.message() << "\nexpected to contain: " << text;
+  EXPECT_EQ(in.out.bytes, before) << "attentionOut was written";
+}
+
+constexpr int32_t kNull = runtime::status::ParamNullptr;
+constexpr int32_t kInvalid = runtime::status::ParamInvalid;
+
+} // namespace
+
+TEST(IncreFlashAttentionV4Validation, NullPointers) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.args.query = nullptr; }, kNull, "query");
+  expectError(
+      c, [](Inputs &in) { in.args.key = nullptr; }, kNull, "key");
+  expectError(
+      c, [](Inputs &in) { in.args.value = nullptr; }, kNull, "value");
+  expectError(
+      c, [](Inputs &in) { in.args.attentionOut = nullptr; }, kNull,
+      "attentionOut");
+  expectError(
+      c, [](Inputs &in) { in.args.inputLayout = nullptr; }, kNull,
+      "inputLayout");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0].reset(); }, kNull,
+      "key: list element 0");
+}
+
+TEST(IncreFlashAttentionV4Validation, Dtypes) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.q.v.dtype = DataType::Float; }, kInvalid,
+      "query: dtype");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->dtype = DataType::BFloat16; },
+      kInvalid, "key: dtype");
+  expectError(
+      c, [](Inputs &in) { in.vl.entries[0]->dtype = DataType::Int8; }, kInvalid,
+      "value: dtype");
+  expectError(
+      c, [](Inputs &in) { in.out.v.dtype = DataType::BFloat16; }, kInvalid,
+      "attentionOut: dtype");
+  expectError(
+      c, [](Inputs &in) { in.q.v.format = runtime::Format::FractalNZ; },
+      kInvalid, "query: format");
+}
+
+TEST(IncreFlashAttentionV4Validation, LayoutHeadsAndPrecise) {
+  Case c;
+  for (const char *bad : {"TND", "SH", "BSSH", "bsh"})
+    expectError(
+        c, [bad](Inputs &in) { in.args.inputLayout = bad; }, kInvalid,
+        "inputLayout");
+  expectError(
+      c, [](Inputs &in) { in.args.numHeads = 0; }, kInvalid, "numHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = -1; }, kInvalid,
+      "numKeyValueHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = 8; }, kInvalid,
+      "numKeyValueHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = 3; }, kInvalid,
+      "multiple of numKeyValueHeads");
+  Case g65;
+  g65.layout = "BSH";
+  g65.n = 65;
+  g65.nkv = 1;
+  g65.d = 16;
+  expectError(
+      g65, [](Inputs &) {}, kInvalid, "<= 64");
+  Case many;
+  many.layout = "BSH";
+  many.b = 1;
+  many.n = many.nkv = 257;
+  many.d = 16;
+  many.s = 2;
+  expectError(
+      many, [](Inputs &) {}, kInvalid, "numKeyValueHeads: must be <= 256");
+  for (int64_t p : {-1, 2})
+    expectError(
+        c, [p](Inputs &in) { in.args.innerPrecise = p; }, kInvalid,
+        "innerPrecise");
+}
+
+TEST(IncreFlashAttentionV4Validation, QueryAndOutputShapes) {
+  Case c;
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.q.v.shape = {2, 4, 2, 32};
+      },
+      kInvalid, "query: S must be 1");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.args.numHeads = 2;
+        in.args.numKeyValueHeads = 1;
+      },
+      kInvalid, "must equal numHeads");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.q.v.shape = {2, 4, 64};
+      },
+      kInvalid, "query: rank");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.out.v.shape = {2, 4, 1, 32};
+      },
+      kInvalid, "attentionOut: shape");
+  Case bsh;
+  bsh.layout = "BSH";
+  expectError(
+      bsh,
+      [](Inputs &in) {
+        in.args.numHeads = 3;
+        in.args.numKeyValueHeads = 3;
+      },
+      kInvalid, "multiple of numHeads");
+  Case d513;
+  d513.n = 1;
+  d513.d = 513;
+  d513.s = 2;
+  expectError(
+      d513, [](Inputs &) {}, kInvalid, "D must be <= 512");
+}
+
+TEST(IncreFlashAttentionV4Validation, KvShapes) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->shape[1] = 2; }, kInvalid,
+      "key: N");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->shape[3] = 32; }, kInvalid,
+      "key: D");
+  expectError(
+      c, [](Inputs &in) { in.vl.entries[0]->shape[2] = 50; }, kInvalid,
+      "value: shape");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.kl.entries[0]->shape = {2, 1, 100};
+      },
+      kInvalid, "key: rank");
+  Case l;
+  l.b = 3;
+  l.list = true;
+  l.listS = {5, 17, 0};
+  expectError(
+      l,
+      [](Inputs &in) {
+        in.kl.entries.pop_back();
+        in.vl.entries.pop_back();
+      },
+      kInvalid, "one tensor per batch");
+  expectError(
+      l, [](Inputs &in) { in.kl.entries[1]->shape[0] = 2; }, kInvalid,
+      "key: batch dimension");
+  expectError(
+      l, [](Inputs &in) { in.vl.entries[1]->shape[2] = 3; }, kInvalid,
+      "value: list element 1");
+  expectError(
+      l, [](Inputs &in) { in.kl.entries[2]->shape[1] = 2; }, kInvalid,
+      "key: N");
+}
+
+TEST(IncreFlashAttentionV4Validation, ActualSeqLengths) {
+  Case c;
+  c.b = 3;
+  c.asl = {1, 2, 3};
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {1, 2};
+      },
+      kInvalid, "actualSeqLengths: length");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {1, -1, 2};
+      },
+      kInvalid, "actualSeqLengths: values must be >= 0");
+  expectError(
+      c, [](Inputs &in) { in.asl.values = {101}; }, kInvalid,
+      "exceeds the KV sequence length");
+}
+
+TEST(IncreFlashAttentionV4Validation, PseAndMask) {
+  Case c;
+  c.pse = true;
+  c.mask = true;
+  expectError(
+      c, [](Inputs &in) { in.pse.v.dtype = DataType::BFloat16; }, kInvalid,
+      "pseShift: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.pse.v.shape = {2, 4, 105};
+      },
+      kInvalid, "pseShift: rank");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[0] = 3; }, kInvalid,
+      "pseShift: dim 0");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[1] = 2; }, kInvalid,
+      "pseShift: dim 1");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[3] = 99; }, kInvalid,
+      "pseShift: last dim");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.dtype = DataType::Float16; }, kInvalid,
+      "attenMask: dtype");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.shape[0] = 1; }, kInvalid,
+      "attenMask: dim 0");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.shape[3] = 99; }, kInvalid,
+      "attenMask: last dim");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.mask.v.shape = {2, 4, 1, 103};
+      },
+      kInvalid, "attenMask: shape");
+}
+
+TEST(IncreFlashAttentionV4Validation, PageAttention) {
+  Case c;
+  c.b = 2;
+  c.layout = "BSH";
+  c.blockSize = 16;
+  c.asl = {40, 20};
+  c.s = 48;
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 0; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 8; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 528; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.actualSeqLengths = nullptr; }, kInvalid,
+      "actualSeqLengths: required");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {49, 1};
+      },
+      kInvalid, "capacity");
+  expectError(
+      c, [](Inputs &in) { in.bt.v.shape[0] = 1; }, kInvalid,
+      "blocktable: shape");
+  expectError(
+      c, [](Inputs &in) { in.bt.v.dtype = DataType::Int64; }, kInvalid,
+      "blocktable: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.kl.entries[0]->shape[0] = 2;
+        in.vl.entries[0]->shape[0] = 2;
+      },
+      kInvalid, "blocks");
+  expectError(
+      c, [](Inputs &in) { in.bt.set(1, 99); }, kInvalid,
+      "blocktable: entry [0, 1]");
+  Case i8 = c;
+  i8.aq = 1;
+  i8.blockSize = 16;
+  expectError(
+      i8, [](Inputs &) {}, kInvalid, "multiple of 32");
+  Case c4 = c;
+  c4.layout = "BSND";
+  c4.cache4d = true;
+  expectError(
+      c4, [](Inputs &) {}, kInvalid, "4-D cache needs inputLayout");
+  Case wide = c;
+  wide.n = wide.nkv = 1024;
+  wide.d = 64;
+  wide.b = 1;
+  wide.asl = {16};
+  wide.s = 16;
+  expectError(
+      wide, [](Inputs &in) { in.args.numKeyValueHeads = 0; }, kInvalid,
+      "numKeyValueHeads");
+}
+
+TEST(IncreFlashAttentionV4Validation, Quantisation) {
+  Case c;
+  c.aq = 2;
+  expectError(
+      c, [](Inputs &in) { in.args.antiquantScale = nullptr; }, kInvalid,
+      "antiquantScale: required");
+  expectError(
+      c, [](Inputs &in) { in.aqs.v.dtype = DataType::Float; }, kInvalid,
+      "antiquantScale: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.aqo.v.shape = {2, 64};
+      },
+      kInvalid, "antiquantOffset: shape");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.aqs.v.shape = {2, 2, 32};
+      },
+      kInvalid, "antiquantScale: shape");
+  Case f;
+  expectError(
+      f, [&](Inputs &in) { in.args.antiquantScale = &in.q.v; }, kInvalid,
+      "antiquantScale: only allowed");
+  expectError(
+      f, [&](Inputs &in) { in.args.antiquantOffset = &in.q.v; }, kInvalid,
+      "antiquantOffset: only allowed");
+  Case o;
+  o.oq = 2;
+  expectError(
+      o, [](Inputs &in) { in.args.quantScale2 = nullptr; }, kInvalid,
+      "quantScale2: required");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qs.v.dtype = DataType::BFloat16;
+        in.qo.v.dtype = DataType::BFloat16;
+      },
+      kInvalid, "quantScale2: dtype");
+  expectError(
+      o, [](Inputs &in) { in.qo.v.dtype = DataType::Float16; }, kInvalid,
+      "quantOffset2: dtype");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qs.v.shape = {4, 32, 1};
+        in.qo.v.shape = {4, 32, 1};
+      },
+      kInvalid, "quantScale2: shape");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qo.v.shape = {1, 4, 32};
+      },
+      kInvalid, "quantOffset2: shape");
+  expectError(
+      f, [&](Inputs &in) { in.args.quantScale2 = &in.q.v; }, kInvalid,
+      "quantScale2: only allowed");
+  expectError(
+      f, [&](Inputs &in) { in.args.dequantScale1 = &in.q.v; }, kInvalid,
+      "dequantScale1");
+  expectError(
+      f, [&](Inputs &in) { in.args.quantScale1 = &in.q.v; }, kInvalid,
+      "quantScale1");
+  expectError(
+      f, [&](Inputs &in) { in.args.dequantScale2 = &in.q.v; }, kInvalid,
+      "dequantScale2");
+}
+
+TEST(IncreFlashAttentionV4Validation, EmptyOptionalsAreAbsent) {
+  Case c;
+  Inputs in;
+  build(c, in);
+  Buf empty(DataType::Float, {0});
+  in.args.dequantScale1 = &empty.v;
+  in.args.pseShift = &empty.v;
+  in.args.blocktable = &empty.v;
+  EXPECT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+}
