@@ -987,3 +987,39 @@ TEST(IncreFlashAttentionV4Validation, EmptyOptionalsAreAbsent) {
   in.args.blocktable = &empty.v;
   EXPECT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
 }
+
+TEST(IncreFlashAttentionV4, HandwrittenTwinAgreesWithReference) {
+  for (int64_t bs : {0, 16, 128})
+    for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+      Case c;
+      c.b = 2;
+      c.n = 8;
+      c.nkv = 2;
+      c.d = 64;
+      c.s = 300;
+      c.dtype = dt;
+      c.layout = "BSH";
+      if (bs) {
+        c.blockSize = bs;
+        c.asl = {300, 77};
+      }
+      Inputs in;
+      build(c, in);
+      ASSERT_TRUE(ops::increFlashAttentionV4Handwritten(in.args));
+      aclnn::IncreFlashAttentionV4Args ra = in.args;
+      ra.attentionOut = &in.ref.v;
+      ops::increFlashAttentionV4Reference(ra);
+      const bool bf = dt == DataType::BFloat16;
+      for (int64_t i = 0; i < in.out.numel(); ++i) {
+        const double r = in.ref.get(i);
+        EXPECT_NEAR(in.out.get(i), r,
+                    (bf ? 8e-3 : 1e-3) * std::abs(r) + (bf ? 8e-3 : 2e-3))
+            << i;
+      }
+    }
+  Case masked;
+  masked.mask = true;
+  Inputs in;
+  build(masked, in);
+  EXPECT_FALSE(ops::increFlashAttentionV4Handwritten(in.args));
+}
