@@ -83,9 +83,17 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
       toFloat(rowOf(a.k, a.kStride, j0 + t), row.data(), d, a.bf16);
       for (int64_t i = 0; i < g; ++i) {
         const float *qi = &qf[static_cast<size_t>(i * d)];
+        // Eight lane-wise partial sums (one AVX2 vector), then combined.
+        float part[8] = {};
+        int64_t c = 0;
+        for (; c + 8 <= d; c += 8)
+          for (int l = 0; l < 8; ++l)
+            part[l] += qi[c + l] * row[static_cast<size_t>(c + l)];
         float dot = 0;
-        for (int64_t c = 0; c < d; ++c)
+        for (; c < d; ++c)
           dot += qi[c] * row[static_cast<size_t>(c)];
+        for (int l = 0; l < 8; ++l)
+          dot += part[l];
         s[static_cast<size_t>(i * kTile + t)] = dot;
       }
     }
