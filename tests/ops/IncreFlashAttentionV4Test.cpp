@@ -1023,3 +1023,53 @@ TEST(IncreFlashAttentionV4, HandwrittenTwinAgreesWithReference) {
   build(masked, in);
   EXPECT_FALSE(ops::increFlashAttentionV4Handwritten(in.args));
 }
+
+TEST(IncreFlashAttentionV4, InnerPreciseZeroAndOneAgree) {
+  Case c;
+  c.nkv = 2;
+  Inputs a, b;
+  build(c, a);
+  build(c, b);
+  a.args.innerPrecise = 0;
+  b.args.innerPrecise = 1;
+  ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+  ASSERT_TRUE(ops::increFlashAttentionV4(b.args).isOk());
+  EXPECT_EQ(a.out.bytes, b.out.bytes);
+}
+
+TEST(IncreFlashAttentionV4, LargeScoresStayFinite) {
+  // Scores around 1e2..1e3: max subtraction prevents overflow.
+  Case c;
+  c.scale = 100.0;
+  c.s = 500;
+  check(c);
+}
+
+TEST(IncreFlashAttentionV4, Deterministic) {
+  Case c;
+  c.b = 1;
+  c.s = 5000;
+  c.n = 8;
+  c.nkv = 2;
+  Inputs a;
+  build(c, a);
+  ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+  const auto first = a.out.bytes;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+    EXPECT_EQ(a.out.bytes, first);
+  }
+}
+
+TEST(IncreFlashAttentionV4Validation, BatchLimit) {
+  Case c;
+  c.layout = "BSH";
+  c.n = c.nkv = 1;
+  c.d = 16;
+  c.s = 1;
+  c.b = 65536;
+  check(c);
+  c.b = 65537;
+  expectError(
+      c, [](Inputs &) {}, kInvalid, "B must be <= 65536");
+}
