@@ -27,7 +27,13 @@
 namespace tilejit::runtime {
 
 /// An in-order queue of host work with its own worker thread.
-class Stream {
+///
+/// Aligned to 256 bytes, so a handle's lowest byte is zero: the upstream
+/// example programs copy the layout string into a char array one byte too
+/// short (`char s[len]; strcpy(s, ...)`), and the terminating NUL can land
+/// on the lowest byte of the neighbouring aclrtStream variable; with this
+/// alignment that write leaves the handle intact.
+class alignas(256) Stream {
 public:
   /// A unit of work; its status decides whether later tasks run.
   using Task = std::function<Status()>;

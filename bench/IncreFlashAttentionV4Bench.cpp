@@ -1,0 +1,204 @@
+//===- IncreFlashAttentionV4Bench.cpp - Decode attention vs bandwidth -----===//
+//
+// Decode attention over a paged cache (3-D, block size 128, BSH): B=8, N=32,
+// N_kv=8, D=128, KV length 4096, f16, bf16 and INT8 KV (per-channel
+// antiquant, f16 query); and batch 1 with KV length 32768. Counters:
+// effective KV bandwidth (key + value bytes read / time), the machine's read
+// bandwidth at the same working-set size measured in this run
+// (`of_read_bw`, best runs of both), and `vs_handwritten` = twin time /
+// generated time (> 1: generated is faster; f16/bf16 only), the median over
+// alternating runs. Each generated run includes phase 1 (validation, kernel
+// lookup, argument packing).
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+
+#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/runtime/TensorView.h"
+#include "ops/samples/Samples.h"
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using runtime::DataType;
+using runtime::TensorView;
+
+namespace {
+
+TensorView view(void *data, DataType t, std::vector<int64_t> shape) {
+  TensorView v;
+  v.data = data;
+  v.dtype = t;
+  v.strides = runtime::contiguousStrides(shape);
+  v.storageShape = {runtime::shapeNumel(shape)};
+  v.shape = std::move(shape);
+  return v;
+}
+
+struct Problem {
+  int64_t b, n = 32, nkv = 8, d = 128, len, bs = 128;
+  DataType qType, kvType;
+  std::vector<unsigned char> q, out, k, v, scale;
+  std::vector<int32_t> table;
+  TensorView qv, ov, kv, vv, tv, sv;
+  runtime::TensorList kl, vl;
+  runtime::IntArray asl;
+  aclnn::IncreFlashAttentionV4Args args;
+
+  Problem(int64_t batch, int64_t length, DataType qt, DataType kt)
+      : b(batch), len(length), qType(qt), kvType(kt) {
+    const int64_t blocksPer = len / bs, blocks = b * blocksPer;
+    const int64_t es = runtime::elementSize(kt);
+    auto fill = [](std::vector<unsigned char> &buf, size_t bytes, bool half,
+                   unsigned seed) {
+      buf.resize(bytes);
+      std::mt19937 rng(seed);
+      std::uniform_real_distribution<float> u(-1, 1);
+      if (!half) {
+        for (auto &x : buf)
+          x = static_cast<unsigned char>(rng() % 200 + 28);
+        return;
+      }
+      for (size_t i = 0; i + 1 < bytes; i += 2) {
+        uint16_t h = runtime::floatToHalfBits(u(rng) * 0.5f);
+        std::memcpy(&buf[i], &h, 2);
+      }
+    };
+    const bool bf = qt == DataType::BFloat16;
+    fill(q, static_cast<size_t>(b * n * d * 2), true, 1);
+    if (bf) // bf16 bits: reuse the f16 pattern shifted into range
+      for (size_t i = 1; i < q.size(); i += 2)
+        q[i] = static_cast<unsigned char>(0x3e | (q[i] & 0x80));
+    out.assign(q.size(), 0);
+    const size_t kvBytes = static_cast<size_t>(blocks * bs * nkv * d * es);
+    fill(k, kvBytes, kt != DataType::Int8, 2);
+    fill(v, kvBytes, kt != DataType::Int8, 3);
+    if (bf)
+      for (auto *buf : {&k, &v})
+        for (size_t i = 1; i < buf->size(); i += 2)
+          (*buf)[i] = static_cast<unsigned char>(0x3e | ((*buf)[i] & 0x80));
+    for (int64_t i = 0; i < blocks; ++i)
+      table.push_back(static_cast<int32_t>(i));
+    std::shuffle(table.begin(), table.end(), std::mt19937(4));
+    qv = view(q.data(), qt, {b, 1, n * d});
+    ov = view(out.data(), qt, {b, 1, n * d});
+    kv = view(k.data(), kt, {blocks, bs, nkv * d});
+    vv = view(v.data(), kt, {blocks, bs, nkv * d});
+    tv = view(table.data(), DataType::Int32, {b, blocksPer});
+    kl.entries.emplace_back(kv);
+    vl.entries.emplace_back(vv);
+    asl.values.assign(static_cast<size_t>(b), len);
+    args.query = &qv;
+    args.key = &kl;
+    args.value = &vl;
+    args.attentionOut = &ov;
+    args.actualSeqLengths = &asl;
+    args.blocktable = &tv;
+    args.blockSize = bs;
+    args.numHeads = n;
+    args.numKeyValueHeads = nkv;
+    args.scaleValue = 1.0 / std::sqrt(static_cast<double>(d));
+    args.inputLayout = "BSH";
+    args.innerPrecise = 1;
+    if (kt == DataType::Int8) {
+      scale.resize(static_cast<size_t>(2 * nkv * d * 2));
+      const uint16_t h = runtime::floatToHalfBits(0.01f);
+      for (size_t i = 0; i < scale.size(); i += 2)
+        std::memcpy(&scale[i], &h, 2);
+      sv = view(scale.data(), qt, {2, nkv * d});
+      args.antiquantScale = &sv;
+    }
+  }
+  double kvBytes() const { return 2.0 * static_cast<double>(k.size()); }
+};
+
+template <typename F> double seconds(F &&f) {
+  auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void report(benchmark::State &state, Problem &p) {
+  if (runtime::Status s = ops::increFlashAttentionV4(p.args); !s) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  for (auto _ : state)
+    (void)ops::increFlashAttentionV4(p.args);
+  const bool twinOk = ops::increFlashAttentionV4Handwritten(p.args);
+  std::vector<double> gen, twin, ratio;
+  for (int i = 0; i < 15; ++i) {
+    double g = seconds([&] { (void)ops::increFlashAttentionV4(p.args); });
+    gen.push_back(g);
+    if (twinOk) {
+      double t =
+          seconds([&] { ops::increFlashAttentionV4Handwritten(p.args); });
+      twin.push_back(t);
+      ratio.push_back(t / g);
+    }
+  }
+  const double bytes = p.kvBytes();
+  const double read = bench::readBandwidthGBs(static_cast<size_t>(bytes),
+                                              omp_get_max_threads());
+  const double best = *std::min_element(gen.begin(), gen.end());
+  state.counters["KV_GBs"] = bytes / median(gen) / 1e9;
+  state.counters["best_KV_GBs"] = bytes / best / 1e9;
+  state.counters["read_bw_GBs"] = read;
+  state.counters["of_read_bw"] = bytes / best / 1e9 / read;
+  state.counters["generated_us"] = median(gen) * 1e6;
+  if (twinOk) {
+    state.counters["handwritten_us"] = median(twin) * 1e6;
+    state.counters["vs_handwritten"] = median(ratio);
+  }
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+}
+
+/// Arg 0: f16; 1: bf16; 2: INT8 KV with an f16 query.
+void configure(int64_t arg, DataType &q, DataType &kv, const char *&label) {
+  q = arg == 1 ? DataType::BFloat16 : DataType::Float16;
+  kv = arg == 2 ? DataType::Int8 : q;
+  label = arg == 0 ? "f16" : arg == 1 ? "bf16" : "int8 KV, f16 query";
+}
+
+/// B=8, N=32, N_kv=8, D=128, KV length 4096, paged (block size 128).
+void BM_IfaDecode(benchmark::State &state) {
+  DataType q, kv;
+  const char *label;
+  configure(state.range(0), q, kv, label);
+  Problem p(8, 4096, q, kv);
+  report(state, p);
+  state.SetLabel(label);
+}
+BENCHMARK(BM_IfaDecode)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+/// Batch 1, KV length 32768: the window is split over programs.
+void BM_IfaDecodeLong(benchmark::State &state) {
+  DataType q, kv;
+  const char *label;
+  configure(state.range(0), q, kv, label);
+  Problem p(1, 32768, q, kv);
+  report(state, p);
+  state.SetLabel(label);
+}
+BENCHMARK(BM_IfaDecodeLong)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond);
+
+} // namespace

@@ -1,0 +1,179 @@
+//===- IncreFlashAttentionHandwrittenAvx2.cpp - The twin, AVX2 build -----===//
+//
+// Plain C++ compiled with -mavx2 -mfma -mf16c (the compiler vectorises the
+// inner loops): per (batch, KV head, split) one pass over the window in
+// tiles of 32 positions, the G query heads of the group sharing each K/V
+// row; online softmax in float32; splits merged with log-sum-exp weights.
+//
+//===----------------------------------------------------------------------===//
+#include "ops/incre_flash_attention/IfaTwin.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace tilejit::ops::ifa {
+
+namespace {
+
+constexpr int64_t kTile = 32;
+
+void toFloat(const uint16_t *src, float *dst, int64_t n, bool bf16) {
+  if (bf16) {
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t u = static_cast<uint32_t>(src[i]) << 16;
+      std::memcpy(&dst[i], &u, 4);
+    }
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                  reinterpret_cast<const __m128i *>(src + i))));
+  for (; i < n; ++i)
+    dst[i] = _cvtsh_ss(src[i]);
+}
+
+uint16_t fromFloat(float x, bool bf16) {
+  if (!bf16)
+    return _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+struct Partial {
+  std::vector<float> m, l, acc;
+};
+
+void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
+             float *m, float *l, float *acc) {
+  const int64_t g = a.g, d = a.d;
+  std::vector<float> qf(static_cast<size_t>(g * d)),
+      row(static_cast<size_t>(d)), s(static_cast<size_t>(g * kTile));
+  for (int64_t i = 0; i < g; ++i) {
+    toFloat(a.q + b * a.qStride[0] + hk * a.qStride[1] + i * a.qStride[2],
+            &qf[static_cast<size_t>(i * d)], d, a.bf16);
+    for (int64_t c = 0; c < d; ++c)
+      qf[static_cast<size_t>(i * d + c)] *= a.scale;
+  }
+  for (int64_t i = 0; i < g; ++i) {
+    m[i] = -std::numeric_limits<float>::infinity();
+    l[i] = 0;
+  }
+  std::fill(acc, acc + g * d, 0.0f);
+  auto rowOf = [&](const uint16_t *base, const int64_t *st, int64_t j) {
+    int64_t blk = b, r = j;
+    if (a.table) {
+      blk = a.table[b * a.tableStride + j / a.blockSize];
+      r = j % a.blockSize;
+    }
+    return base + blk * st[0] + hk * st[1] + r * st[2];
+  };
+  for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
+    const int64_t n = std::min(kTile, c1 - j0);
+    for (int64_t t = 0; t < n; ++t) {
+      toFloat(rowOf(a.k, a.kStride, j0 + t), row.data(), d, a.bf16);
+      for (int64_t i = 0; i < g; ++i) {
+        const float *qi = &qf[static_cast<size_t>(i * d)];
+        // Eight lane-wise partial sums (one AVX2 vector), then combined.
+        float part[8] = {};
+        int64_t c = 0;
+        for (; c + 8 <= d; c += 8)
+          for (int l = 0; l < 8; ++l)
+            part[l] += qi[c + l] * row[static_cast<size_t>(c + l)];
+        float dot = 0;
+        for (; c < d; ++c)
+          dot += qi[c] * row[static_cast<size_t>(c)];
+        for (int l = 0; l < 8; ++l)
+          dot += part[l];
+        s[static_cast<size_t>(i * kTile + t)] = dot;
+      }
+    }
+    for (int64_t i = 0; i < g; ++i) {
+      float *si = &s[static_cast<size_t>(i * kTile)];
+      float mx = m[i];
+      for (int64_t t = 0; t < n; ++t)
+        mx = std::max(mx, si[t]);
+      const float alpha = std::exp(m[i] - mx);
+      float sum = 0;
+      for (int64_t t = 0; t < n; ++t) {
+        si[t] = std::exp(si[t] - mx);
+        sum += si[t];
+      }
+      l[i] = l[i] * alpha + sum;
+      m[i] = mx;
+      if (alpha != 1.0f)
+        for (int64_t c = 0; c < d; ++c)
+          acc[i * d + c] *= alpha;
+    }
+    for (int64_t t = 0; t < n; ++t) {
+      toFloat(rowOf(a.v, a.vStride, j0 + t), row.data(), d, a.bf16);
+      for (int64_t i = 0; i < g; ++i) {
+        const float p = s[static_cast<size_t>(i * kTile + t)];
+        float *ai = acc + i * d;
+        for (int64_t c = 0; c < d; ++c)
+          ai[c] += p * row[static_cast<size_t>(c)];
+      }
+    }
+  }
+}
+
+} // namespace
+
+void twinAvx2(const TwinArgs &a) {
+  const int64_t units = a.b * a.nkv, parts = std::max<int64_t>(a.parts, 1);
+  int64_t maxLen = 0;
+  for (int64_t i = 0; i < a.b; ++i)
+    maxLen = std::max(maxLen, a.len[i]);
+  const int64_t per = (maxLen + parts - 1) / parts;
+  const int64_t chunk = std::max(kTile, (per + kTile - 1) / kTile * kTile);
+  const int64_t gd = a.g * a.d;
+  std::vector<float> ms(static_cast<size_t>(units * parts * a.g)),
+      ls(ms.size()), accs(static_cast<size_t>(units * parts * gd));
+#pragma omp parallel for schedule(static)
+  for (int64_t w = 0; w < units * parts; ++w) {
+    const int64_t u = w / parts, p = w % parts;
+    const int64_t b = u / a.nkv, hk = u % a.nkv;
+    const int64_t c0 = std::min(p * chunk, a.len[b]);
+    const int64_t c1 = std::min(c0 + chunk, a.len[b]);
+    partial(a, b, hk, c0, c1, &ms[static_cast<size_t>(w * a.g)],
+            &ls[static_cast<size_t>(w * a.g)],
+            &accs[static_cast<size_t>(w * gd)]);
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < units; ++u) {
+    const int64_t b = u / a.nkv, hk = u % a.nkv;
+    std::vector<float> o(static_cast<size_t>(a.d));
+    for (int64_t i = 0; i < a.g; ++i) {
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t p = 0; p < parts; ++p)
+        mx = std::max(mx, ms[static_cast<size_t>((u * parts + p) * a.g + i)]);
+      const float safe = std::isinf(mx) ? 0.0f : mx;
+      float z = 0;
+      std::fill(o.begin(), o.end(), 0.0f);
+      for (int64_t p = 0; p < parts; ++p) {
+        const size_t w = static_cast<size_t>(u * parts + p);
+        const float e = std::exp(ms[w * a.g + i] - safe);
+        z += ls[w * a.g + i] * e;
+        const float *src = &accs[w * gd + i * a.d];
+        for (int64_t c = 0; c < a.d; ++c)
+          o[static_cast<size_t>(c)] += src[c] * e;
+      }
+      const float inv = z == 0.0f ? 0.0f : 1.0f / z;
+      uint16_t *dst =
+          a.out + b * a.oStride[0] + hk * a.oStride[1] + i * a.oStride[2];
+      for (int64_t c = 0; c < a.d; ++c)
+        dst[c] = fromFloat(o[static_cast<size_t>(c)] * inv, a.bf16);
+    }
+  }
+}
+
+} // namespace tilejit::ops::ifa

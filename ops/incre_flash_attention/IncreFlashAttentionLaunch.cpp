@@ -1,0 +1,370 @@
+//===- IncreFlashAttentionLaunch.cpp - Kernel choice, arguments, launch ---===//
+//
+// Section numbers refer to ../shared/spec/incre_flash_attention_v4.md.
+//
+//===----------------------------------------------------------------------===//
+#include "ops/Embedded.h"
+#include "ops/common/KvCache.h"
+#include "ops/incre_flash_attention/IfaPlan.h"
+#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/runtime/OpRegistry.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+
+namespace tilejit::ops {
+
+using runtime::DataType;
+using runtime::Status;
+using runtime::TensorView;
+namespace status = runtime::status;
+using namespace ifa;
+
+namespace {
+
+const jit::KernelSource &source() {
+  static const jit::KernelSource &src =
+      embeddedKernel("ops/incre_flash_attention/incre_flash_attention.tile");
+  return src;
+}
+
+/// Zero bytes that stand in for absent inputs (never written).
+alignas(64) unsigned char zeroBytes[64] = {};
+
+const char *kindOf(DataType t) {
+  switch (t) {
+  case DataType::Float16:
+    return "f16";
+  case DataType::BFloat16:
+    return "bf16";
+  case DataType::Int8:
+    return "i8";
+  case DataType::Float:
+    return "f32";
+  default:
+    return "u8";
+  }
+}
+
+/// [B, Nkv, G, D] view of a query-shaped tensor (3.1).
+FlatView headView(const TensorView &t, const Geometry &g) {
+  const auto &s = t.strides;
+  FlatView f{t.firstElement(), {g.b, g.nkv, g.g, g.d}, {}};
+  if (g.layout == Layout::BSH)
+    f.strides = {s[0], g.g * g.d * s[2], g.d * s[2], s[2]};
+  else if (g.layout == Layout::BNSD)
+    f.strides = {s[0], g.g * s[1], s[1], s[3]};
+  else
+    f.strides = {s[0], g.g * s[2], s[2], s[3]};
+  return f;
+}
+
+/// [blocks, Nkv, rows, D] view of a contiguous-mode or paged KV tensor.
+FlatView kvView(const TensorView &t, const Geometry &g) {
+  const auto &s = t.strides;
+  FlatView f{t.firstElement(), {}, {}};
+  if (g.mode == KvMode::Paged) {
+    f.sizes = {t.dim(0), g.nkv, g.blockSize, g.d};
+    if (g.cache4d)
+      f.strides = s;
+    else
+      f.strides = {s[0], g.d * s[2], s[1], s[2]};
+    return f;
+  }
+  if (g.layout == Layout::BNSD) {
+    f.sizes = t.shape;
+    f.strides = s;
+  } else if (g.layout == Layout::BSND) {
+    f.sizes = {t.dim(0), g.nkv, t.dim(1), g.d};
+    f.strides = {s[0], s[2], s[1], s[3]};
+  } else {
+    f.sizes = {t.dim(0), g.nkv, t.dim(1), g.d};
+    f.strides = {s[0], g.d * s[2], s[1], s[2]};
+  }
+  return f;
+}
+
+/// [2, Nkv, D] view of an antiquant parameter (4.2).
+FlatView antiquantView(const TensorView &t, const Geometry &g) {
+  const auto &s = t.strides;
+  FlatView f{t.firstElement(), {2, g.nkv, g.d}, {}};
+  if (t.rank() == 1)
+    f.strides = {s[0], 0, 0};
+  else if (t.rank() == 2)
+    f.strides = {s[0], g.d * s[1], s[1]};
+  else if (t.rank() == 3)
+    f.strides = {s[0], s[1], s[2]};
+  else if (t.dim(1) == 1)
+    f.strides = {s[0], s[2], s[3]};
+  else
+    f.strides = {s[0], s[1], s[3]};
+  return f;
+}
+
+/// [Nkv, G, D] view of a quantScale2/quantOffset2 (6.6), or nullopt for a
+/// per-channel view whose axes do not nest.
+std::optional<FlatView> quantView(const TensorView &t, const Geometry &g) {
+  FlatView f{t.firstElement(), {g.nkv, g.g, g.d}, {0, 0, 0}};
+  if (t.numel() == 1)
+    return f;
+  auto flat = collapse(t, {static_cast<int>(t.rank())});
+  if (!flat)
+    return std::nullopt;
+  const int64_t e = flat->strides[0];
+  f.strides = {g.g * g.d * e, g.d * e, e};
+  return f;
+}
+
+void pack(rt::ArgPack &p, const FlatView &f) {
+  p.tensor(f.data, f.sizes, f.strides);
+}
+FlatView zeroView(std::vector<int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size(), 0);
+  return FlatView{zeroBytes, std::move(sizes), std::move(strides)};
+}
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+struct Launch {
+  Geometry g;
+  std::shared_ptr<const jit::CompiledKernel> partial, combine;
+  rt::ArgPack pa, pc;
+  std::vector<int64_t> start, len;
+  std::vector<float> ws;
+  // Tensor lists: the elements and the dense [B, Nkv, Smax, D] copies.
+  std::vector<TensorView> kList, vList;
+  std::vector<unsigned char> kDense, vDense;
+  std::optional<TensorView> padding, table;
+
+  Status run() {
+    int64_t pad = 0;
+    if (padding)
+      std::memcpy(&pad, padding->firstElement(), 8);
+    pad = std::max<int64_t>(pad, 0);
+    for (size_t b = 0; b < g.len.size(); ++b) {
+      int64_t l = g.len[b], st = 0;
+      if (padding) {
+        st = g.sOf[b] - pad - l;
+        if (st < 0) {
+          st = 0;
+          l = 0;
+        }
+      }
+      start[b] = st;
+      len[b] = l;
+    }
+    if (table) {
+      const TensorView &t = *table;
+      for (int64_t b = 0; b < g.b; ++b) {
+        const int64_t used =
+            (len[static_cast<size_t>(b)] + g.blockSize - 1) / g.blockSize;
+        for (int64_t i = 0; i < used; ++i) {
+          int32_t id = 0;
+          std::memcpy(&id,
+                      static_cast<const char *>(t.firstElement()) +
+                          (b * t.strides[0] + i * t.strides[1]) * 4,
+                      4);
+          if (id < 0 || id >= g.numBlocks)
+            return Status::error(status::ParamInvalid, "blocktable: entry [", b,
+                                 ", ", i, "] = ", id,
+                                 " is not a block of the cache (0 .. ",
+                                 g.numBlocks - 1, ")");
+        }
+      }
+    }
+    if (!kList.empty())
+      densify();
+    if (Status s = launchKernel(*partial, pa, "IncreFlashAttentionV4"); !s)
+      return s;
+    return launchKernel(*combine, pc, "IncreFlashAttentionV4");
+  }
+
+  /// Copies the tensor-list elements into the dense caches.
+  void densify() {
+    const int64_t es = runtime::elementSize(g.kvDtype);
+    const int64_t smax = std::max<int64_t>(g.sMax, 1);
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto &list = pass ? vList : kList;
+      unsigned char *dst = pass ? vDense.data() : kDense.data();
+      for (int64_t b = 0; b < g.b; ++b) {
+        Geometry one = g;
+        one.mode = KvMode::Contiguous;
+        const FlatView f = kvView(list[static_cast<size_t>(b)], one);
+        const auto *src = static_cast<const unsigned char *>(f.data);
+        for (int64_t k = 0; k < g.nkv; ++k)
+          for (int64_t p = 0; p < f.sizes[2]; ++p)
+            for (int64_t d = 0; d < g.d; ++d)
+              std::memcpy(dst + (((b * g.nkv + k) * smax + p) * g.d + d) * es,
+                          src + (k * f.strides[1] + p * f.strides[2] +
+                                 d * f.strides[3]) *
+                                    es,
+                          static_cast<size_t>(es));
+      }
+    }
+  }
+};
+
+Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
+            runtime::Executor &executor) {
+  Geometry &g = L.g;
+  const int64_t bkv =
+      g.paged ? std::gcd<int64_t>(g.blockSize, 64) : (g.d > 256 ? 32 : 64);
+  const TensorView &q = *a.query, &out = *a.attentionOut;
+  const bool hasOff = a.antiquantOffset && !a.antiquantOffset->isEmpty();
+  const bool hasQOff = a.quantOffset2 && !a.quantOffset2->isEmpty();
+  jit::Specialization sp{{"T", kindOf(q.dtype)},
+                         {"KT", kindOf(g.kvDtype)},
+                         {"D", std::to_string(g.d)},
+                         {"G", std::to_string(g.g)},
+                         {"BKV", std::to_string(bkv)},
+                         {"PAGED", g.paged ? "true" : "false"},
+                         {"MASK", g.mask ? "true" : "false"},
+                         {"PSE", g.pse ? "true" : "false"},
+                         {"QUANTKV", g.quantKv ? "true" : "false"}};
+  if (g.mask)
+    sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
+  runtime::KernelUse use;
+  if (Status s = getKernel(source(), "ifa_partial", sp, L.partial, &use); !s)
+    return s;
+  executor.addKernelUse(use);
+  jit::Specialization sc{{"O", kindOf(out.dtype)},
+                         {"D", std::to_string(g.d)},
+                         {"G", std::to_string(g.g)},
+                         {"QUANT", g.quantOut ? "true" : "false"}};
+  if (g.quantOut)
+    sc.push_back({"QS", kindOf(a.quantScale2->dtype)});
+  if (Status s = getKernel(source(), "ifa_combine", sc, L.combine, &use); !s)
+    return s;
+  executor.addKernelUse(use);
+
+  // The split of the KV window over programs: enough programs for every
+  // core even at batch 1, chunks of at least 512 positions.
+  const int64_t maxLen =
+      g.len.empty() ? 0 : *std::max_element(g.len.begin(), g.len.end());
+  const int64_t units = g.b * g.nkv;
+  const int64_t target = programsFor(std::numeric_limits<int32_t>::max());
+  int64_t parts = 1;
+  if (units < target)
+    parts = std::clamp<int64_t>((target + units - 1) / units, 1,
+                                std::max<int64_t>(1, maxLen / 512));
+  const int64_t chunk =
+      std::max(bkv, roundUp((maxLen + parts - 1) / parts, bkv));
+  parts = std::max<int64_t>(1, (maxLen + chunk - 1) / chunk);
+
+  L.start.assign(static_cast<size_t>(g.b), 0);
+  L.len.assign(static_cast<size_t>(g.b), 0);
+  const int64_t rows = units * parts * g.g;
+  L.ws.assign(static_cast<size_t>(rows * (2 + g.d)), 0.0f);
+
+  rt::ArgPack &p = L.pa;
+  pack(p, headView(q, g));
+  if (g.mode == KvMode::List) {
+    const int64_t smax = std::max<int64_t>(g.sMax, 1);
+    const size_t bytes = static_cast<size_t>(g.b * g.nkv * smax * g.d *
+                                             runtime::elementSize(g.kvDtype));
+    L.kDense.assign(bytes, 0);
+    L.vDense.assign(bytes, 0);
+    for (int64_t i = 0; i < g.b; ++i) {
+      L.kList.push_back(*a.key->at(i));
+      L.vList.push_back(*a.value->at(i));
+    }
+    const std::vector<int64_t> sizes{g.b, g.nkv, smax, g.d};
+    p.tensor(L.kDense.data(), sizes);
+    p.tensor(L.vDense.data(), sizes);
+  } else {
+    pack(p, kvView(*a.key->at(0), g));
+    pack(p, kvView(*a.value->at(0), g));
+  }
+  if (g.paged) {
+    L.table = *a.blocktable;
+    p.tensor(a.blocktable->firstElement(), a.blocktable->shape,
+             a.blocktable->strides);
+  } else {
+    pack(p, zeroView({1, 1}));
+  }
+  if (g.padding)
+    L.padding = *a.kvPaddingSize;
+  p.tensor(L.start.data(), {g.b});
+  p.tensor(L.len.data(), {g.b});
+  if (g.mask) {
+    const TensorView &m = *a.attenMask;
+    p.tensor(m.firstElement(), {g.b, m.dim(-1)},
+             {m.strides[0], m.strides.back()});
+  } else {
+    pack(p, zeroView({1, 1}));
+  }
+  if (g.pse) {
+    const TensorView &t = *a.pseShift;
+    const auto &s = t.strides;
+    p.tensor(t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
+             {t.dim(0) == 1 ? 0 : s[0], g.g * s[1], s[1], s[3]});
+  } else {
+    pack(p, zeroView({g.b, g.nkv, g.g, 1}));
+  }
+  if (g.quantKv) {
+    pack(p, antiquantView(*a.antiquantScale, g));
+    pack(p, hasOff ? antiquantView(*a.antiquantOffset, g)
+                   : zeroView({2, g.nkv, g.d}));
+  } else {
+    pack(p, zeroView({2, g.nkv, g.d}));
+    pack(p, zeroView({2, g.nkv, g.d}));
+  }
+  float *pm = L.ws.data(), *pl = pm + rows, *po = pl + rows;
+  p.tensor(pm, {units, parts, g.g});
+  p.tensor(pl, {units, parts, g.g});
+  p.tensor(po, {units, parts, g.g, g.d});
+  p.f32(static_cast<float>(a.scaleValue));
+  p.i64(chunk);
+  p.i64(parts);
+
+  rt::ArgPack &c = L.pc;
+  c.tensor(pm, {units, parts, g.g});
+  c.tensor(pl, {units, parts, g.g});
+  c.tensor(po, {units, parts, g.g, g.d});
+  pack(c, headView(out, g));
+  if (g.quantOut) {
+    auto s = quantView(*a.quantScale2, g);
+    auto o = hasQOff ? quantView(*a.quantOffset2, g)
+                     : std::optional<FlatView>(zeroView({g.nkv, g.g, g.d}));
+    if (!s || !o)
+      return Status::error(status::ParamInvalid,
+                           "quantScale2/quantOffset2: per-channel views must "
+                           "be contiguous");
+    pack(c, *s);
+    pack(c, *o);
+  } else {
+    pack(c, zeroView({g.nkv, g.g, g.d}));
+    pack(c, zeroView({g.nkv, g.g, g.d}));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareIncreFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &a,
+                                    runtime::Executor &executor) {
+  auto launch = std::make_shared<Launch>();
+  if (Status s = validate(a, launch->g); !s)
+    return s;
+  if (Status s = plan(a, *launch, executor); !s)
+    return s;
+  executor.setLaunch(
+      [launch](const runtime::LaunchContext &) { return launch->run(); });
+  return Status::ok();
+}
+
+Status increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args) {
+  runtime::Executor executor(aclnn::IncreFlashAttentionV4Args::kOpName);
+  if (Status s = prepareIncreFlashAttentionV4(args, executor); !s)
+    return s;
+  return executor.run(runtime::LaunchContext{});
+}
+
+TILEJIT_REGISTER_ACLNN_OP(aclnn::IncreFlashAttentionV4Args,
+                          prepareIncreFlashAttentionV4);
+
+} // namespace tilejit::ops

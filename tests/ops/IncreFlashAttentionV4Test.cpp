@@ -1,0 +1,1075 @@
+//===- IncreFlashAttentionV4Test.cpp - IncreFlashAttentionV4 against the spec
+//-===//
+//
+// The operator (C++ API, and the C API for the document example) against the
+// float64 reference of ../shared/spec/incre_flash_attention_v4.md section 4
+// with section 7's per-dtype tolerances, over layouts, paged/non-paged
+// caches, GQA ratios, masks, pse, padding, INT8 KV and INT8 output; the
+// validation rules of section 8 (code, message, output untouched); and a
+// decode loop with growing lengths that compiles once.
+//
+//===----------------------------------------------------------------------===//
+#include "jit/Compiler.h"
+#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/runtime/DataType.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tilejit;
+using runtime::DataType;
+using runtime::TensorView;
+
+namespace {
+
+/// An owned host tensor and its (contiguous) view.
+struct Buf {
+  DataType dtype = DataType::Float16;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+  TensorView v;
+
+  Buf() = default;
+  Buf(DataType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
+    bytes.assign(static_cast<size_t>(runtime::shapeNumel(shape) *
+                                     runtime::elementSize(t)),
+                 0);
+    refresh();
+  }
+  void refresh() {
+    v.data = bytes.data();
+    v.dtype = dtype;
+    v.shape = shape;
+    v.strides = runtime::contiguousStrides(shape);
+    v.storageShape = {runtime::shapeNumel(shape)};
+  }
+  int64_t numel() const { return runtime::shapeNumel(shape); }
+  void set(int64_t i, double x) {
+    unsigned char *p = bytes.data() + i * runtime::elementSize(dtype);
+    switch (dtype) {
+    case DataType::Float16: {
+      uint16_t h = runtime::floatToHalfBits(static_cast<float>(x));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DataType::BFloat16: {
+      uint16_t h = runtime::floatToBFloat16Bits(static_cast<float>(x));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DataType::Float: {
+      float f = static_cast<float>(x);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DataType::Int32: {
+      int32_t f = static_cast<int32_t>(x);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DataType::Int64: {
+      int64_t f = static_cast<int64_t>(x);
+      std::memcpy(p, &f, 8);
+      break;
+    }
+    default:
+      *p = static_cast<unsigned char>(static_cast<int>(x));
+    }
+  }
+  double get(int64_t i) const {
+    const unsigned char *p = bytes.data() + i * runtime::elementSize(dtype);
+    uint16_t h;
+    switch (dtype) {
+    case DataType::Float16:
+      std::memcpy(&h, p, 2);
+      return runtime::halfBitsToFloat(h);
+    case DataType::BFloat16:
+      std::memcpy(&h, p, 2);
+      return runtime::bfloat16BitsToFloat(h);
+    case DataType::Int8:
+      return static_cast<int8_t>(*p);
+    default:
+      return *p;
+    }
+  }
+  double get32(int64_t i) const {
+    int32_t x;
+    std::memcpy(&x, bytes.data() + i * 4, 4);
+    return x;
+  }
+  void random(std::mt19937 &rng, double lo, double hi) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    for (int64_t i = 0; i < numel(); ++i)
+      set(i, dtype == DataType::Int8 ? std::round(u(rng)) : u(rng));
+  }
+};
+
+runtime::TensorList listOf(std::vector<const Buf *> bufs) {
+  runtime::TensorList l;
+  for (const Buf *b : bufs)
+    l.entries.emplace_back(b->v);
+  return l;
+}
+
+/// One test case: shapes and the optional features.
+struct Case {
+  std::string layout = "BNSD";
+  int64_t b = 2, n = 4, nkv = 1, d = 64, s = 100;
+  DataType dtype = DataType::Float16;
+  std::vector<int64_t> asl; // empty: absent
+  int64_t blockSize = 0;    // > 0: page attention
+  bool cache4d = false;
+  bool mask = false;
+  DataType maskType = DataType::Bool;
+  int maskRank = 4;
+  bool pse = false, pseBroadcast = false;
+  int64_t pad = -1; // >= 0: kvPaddingSize
+  int aq = 0;       // 0: f16/bf16 KV; 1: INT8 per-tensor; 2: per-channel
+  bool aqOffset = true;
+  int oq = 0; // 0: out == query; 1: INT8 per-tensor; 2: per-channel
+  DataType oqType = DataType::Float;
+  bool list = false;          // key/value as one tensor per batch
+  std::vector<int64_t> listS; // S_b for lists
+  double scale = 0.125;
+  unsigned seed = 1;
+};
+
+/// All tensors of a case.
+struct Inputs {
+  Buf q, out, ref, pse, mask, bt, pad, aqs, aqo, qs, qo;
+  std::vector<Buf> k, v;
+  runtime::TensorList kl, vl;
+  runtime::IntArray asl;
+  aclnn::IncreFlashAttentionV4Args args;
+  double vmax = 1.0;
+};
+
+void build(const Case &c, Inputs &in) {
+  std::mt19937 rng(c.seed);
+  std::vector<int64_t> qshape =
+      c.layout == "BSH"    ? std::vector<int64_t>{c.b, 1, c.n * c.d}
+      : c.layout == "BNSD" ? std::vector<int64_t>{c.b, c.n, 1, c.d}
+                           : std::vector<int64_t>{c.b, 1, c.n, c.d};
+  in.q = Buf(c.dtype, qshape);
+  in.q.random(rng, -1, 1);
+  const DataType od = c.oq ? DataType::Int8 : c.dtype;
+  in.out = Buf(od, qshape);
+  for (auto &x : in.out.bytes)
+    x = 0x5a;
+  in.out.refresh();
+  in.ref = in.out;
+  in.ref.refresh();
+  const DataType kd = c.aq ? DataType::Int8 : c.dtype;
+  auto kvShape = [&](int64_t bb, int64_t s) {
+    if (c.layout == "BSH")
+      return std::vector<int64_t>{bb, s, c.nkv * c.d};
+    if (c.layout == "BNSD")
+      return std::vector<int64_t>{bb, c.nkv, s, c.d};
+    return std::vector<int64_t>{bb, s, c.nkv, c.d};
+  };
+  const double lo = c.aq ? -127 : -1, hi = c.aq ? 127 : 1;
+  int64_t capacity = c.s;
+  if (c.blockSize > 0) {
+    const int64_t bs = c.blockSize;
+    const int64_t per = (c.s + bs - 1) / bs;
+    capacity = per * bs;
+    int64_t used = 0;
+    for (int64_t l :
+         c.asl.size() == 1 ? std::vector<int64_t>(c.b, c.asl[0]) : c.asl)
+      used += (l + bs - 1) / bs;
+    const int64_t nb = used + 3;
+    std::vector<int64_t> cs = c.cache4d
+                                  ? std::vector<int64_t>{nb, c.nkv, bs, c.d}
+                                  : std::vector<int64_t>{nb, bs, c.nkv * c.d};
+    in.k.emplace_back(kd, cs);
+    in.v.emplace_back(kd, cs);
+    in.bt = Buf(DataType::Int32, {c.b, per});
+    std::vector<int64_t> ids(static_cast<size_t>(nb));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    size_t next = 0;
+    for (int64_t i = 0; i < c.b; ++i) {
+      const int64_t l = c.asl.size() == 1 ? c.asl[0] : c.asl[i];
+      for (int64_t j = 0; j < per; ++j)
+        in.bt.set(i * per + j, j < (l + bs - 1) / bs
+                                   ? static_cast<double>(ids[next++])
+                                   : -1);
+    }
+    if (c.b > 1 && c.asl[0] > 0 && c.asl[1] > 0) // a block shared by two rows
+      in.bt.set(per, in.bt.get32(0));
+    in.bt.refresh();
+  } else if (c.list) {
+    for (int64_t i = 0; i < c.b; ++i) {
+      in.k.emplace_back(kd, kvShape(1, c.listS[static_cast<size_t>(i)]));
+      in.v.emplace_back(kd, kvShape(1, c.listS[static_cast<size_t>(i)]));
+    }
+    capacity = *std::max_element(c.listS.begin(), c.listS.end());
+  } else {
+    in.k.emplace_back(kd, kvShape(c.b, c.s));
+    in.v.emplace_back(kd, kvShape(c.b, c.s));
+  }
+  for (auto &t : in.k) {
+    t.random(rng, lo, hi);
+    t.refresh();
+  }
+  for (auto &t : in.v) {
+    t.random(rng, lo, hi);
+    t.refresh();
+  }
+  std::vector<const Buf *> kp, vp;
+  for (auto &t : in.k)
+    kp.push_back(&t);
+  for (auto &t : in.v)
+    vp.push_back(&t);
+  in.kl = listOf(kp);
+  in.vl = listOf(vp);
+  auto &a = in.args;
+  a.query = &in.q.v;
+  a.key = &in.kl;
+  a.value = &in.vl;
+  a.attentionOut = &in.out.v;
+  a.numHeads = c.n;
+  a.numKeyValueHeads = c.nkv;
+  a.scaleValue = c.scale;
+  a.inputLayout = c.layout.c_str();
+  a.innerPrecise = 1;
+  if (!c.asl.empty()) {
+    in.asl.values = c.asl;
+    a.actualSeqLengths = &in.asl;
+  }
+  if (c.blockSize > 0) {
+    a.blocktable = &in.bt.v;
+    a.blockSize = c.blockSize;
+  }
+  if (c.mask) {
+    const int64_t sm = capacity + 3;
+    std::vector<int64_t> ms = c.maskRank == 2 ? std::vector<int64_t>{c.b, sm}
+                              : c.maskRank == 3
+                                  ? std::vector<int64_t>{c.b, 1, sm}
+                                  : std::vector<int64_t>{c.b, 1, 1, sm};
+    in.mask = Buf(c.maskType, ms);
+    for (int64_t i = 0; i < in.mask.numel(); ++i)
+      in.mask.set(i,
+                  rng() % 4 == 0 ? (c.maskType == DataType::UInt8 ? 2 : 1) : 0);
+    in.mask.refresh();
+    a.attenMask = &in.mask.v;
+  }
+  if (c.pse) {
+    in.pse = Buf(c.dtype, {c.pseBroadcast ? 1 : c.b, c.n, 1, capacity + 5});
+    in.pse.random(rng, -2, 2);
+    in.pse.refresh();
+    a.pseShift = &in.pse.v;
+  }
+  if (c.pad >= 0) {
+    in.pad = Buf(DataType::Int64, {1});
+    in.pad.set(0, static_cast<double>(c.pad));
+    in.pad.refresh();
+    a.kvPaddingSize = &in.pad.v;
+  }
+  if (c.aq) {
+    std::vector<int64_t> as = c.aq == 1 ? std::vector<int64_t>{2}
+                                        : std::vector<int64_t>{2, c.nkv, c.d};
+    in.aqs = Buf(c.dtype, as);
+    std::uniform_real_distribution<double> u(0.002, 0.02);
+    for (int64_t i = 0; i < in.aqs.numel(); ++i)
+      in.aqs.set(i, u(rng) * (i >= in.aqs.numel() / 2 ? 2 : 1));
+    in.aqs.refresh();
+    a.antiquantScale = &in.aqs.v;
+    if (c.aqOffset) {
+      in.aqo = Buf(c.dtype, as);
+      in.aqo.random(rng, -20, 20);
+      in.aqo.refresh();
+      a.antiquantOffset = &in.aqo.v;
+    }
+    // Max |deqV| for the tolerance.
+    double m = 0;
+    for (auto &t : in.v)
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const int64_t ch = c.aq == 1 ? 0 : (i % (c.nkv * c.d));
+        (void)ch;
+        m = std::max(m, (std::abs(t.get(i)) + 20) * 0.04);
+      }
+    in.vmax = m;
+  }
+  if (c.oq) {
+    std::vector<int64_t> qsShape =
+        c.oq == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{c.n, c.d};
+    in.qs = Buf(c.oqType, qsShape);
+    in.qs.random(rng, 20, 200);
+    in.qs.refresh();
+    in.qo = Buf(c.oqType, qsShape);
+    in.qo.random(rng, -10, 10);
+    in.qo.refresh();
+    a.quantScale2 = &in.qs.v;
+    a.quantOffset2 = &in.qo.v;
+  }
+}
+
+/// Runs the operator and the reference; compares with section 7's bounds.
+void check(const Case &c) {
+  Inputs in;
+  build(c, in);
+  runtime::Status st = ops::increFlashAttentionV4(in.args);
+  ASSERT_TRUE(st.isOk()) << st.code() << ": " << st.message();
+  aclnn::IncreFlashAttentionV4Args ra = in.args;
+  ra.attentionOut = &in.ref.v;
+  ops::increFlashAttentionV4Reference(ra);
+  const bool bf = c.dtype == DataType::BFloat16;
+  const double rtol = bf ? 8e-3 : 1e-3, atol = (bf ? 8e-3 : 2e-3) * in.vmax;
+  int bad = 0;
+  for (int64_t i = 0; i < in.out.numel() && bad < 5; ++i) {
+    const double o = in.out.get(i), r = in.ref.get(i);
+    const double tol = c.oq ? 1.0 : rtol * std::abs(r) + atol;
+    if (!(std::abs(o - r) <= tol)) {
+      ++bad;
+      ADD_FAILURE() << "element " << i << ": got " << o << ", reference " << r;
+    }
+  }
+}
+
+} // namespace
+
+TEST(IncreFlashAttentionV4, DocumentExample) {
+  // Section 11.1: all-ones, scale 1/4, zero INT8 mask: every output is 1.
+  Case c;
+  c.b = 1;
+  c.n = c.nkv = 2;
+  c.d = 16;
+  c.s = 16;
+  c.mask = true;
+  c.maskType = DataType::Int8;
+  Inputs in;
+  build(c, in);
+  for (auto *t : {&in.q, &in.k[0], &in.v[0]})
+    for (int64_t i = 0; i < t->numel(); ++i)
+      t->set(i, 1.0);
+  for (int64_t i = 0; i < in.mask.numel(); ++i)
+    in.mask.set(i, 0);
+  in.args.scaleValue = 0.25;
+  ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+  for (int64_t i = 0; i < in.out.numel(); ++i)
+    EXPECT_EQ(in.out.get(i), 1.0) << i;
+}
+
+TEST(IncreFlashAttentionV4, LayoutsAndGqa) {
+  for (const char *layout : {"BSH", "BNSD", "BSND"})
+    for (int64_t g : {1, 4, 8, 64})
+      for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+        Case c;
+        c.layout = layout;
+        c.nkv = g == 64 ? 1 : 2;
+        c.n = c.nkv * g;
+        c.d = g == 64 ? 32 : 64;
+        c.dtype = dt;
+        c.s = 77;
+        c.seed = static_cast<unsigned>(g);
+        SCOPED_TRACE(std::string(layout) + " G=" + std::to_string(g));
+        check(c);
+      }
+}
+
+TEST(IncreFlashAttentionV4, HeadDims) {
+  for (int64_t d : {16, 128, 256, 512}) {
+    Case c;
+    c.d = d;
+    c.n = 2;
+    c.nkv = 1;
+    c.s = 70;
+    SCOPED_TRACE(d);
+    check(c);
+  }
+}
+
+TEST(IncreFlashAttentionV4, ActualSeqLengths) {
+  Case c;
+  c.b = 3;
+  c.asl = {0, 100, 37, 5}; // longer than B, zero row, full row
+  check(c);
+  c.asl = {41};
+  check(c);
+  c.layout = "BSH";
+  c.asl = {1, 0, 99};
+  check(c);
+}
+
+TEST(IncreFlashAttentionV4, LongSequenceSplit) {
+  // Batch 1: the window is split over programs and merged.
+  for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+    Case c;
+    c.b = 1;
+    c.n = 8;
+    c.nkv = 2;
+    c.d = 64;
+    c.s = 9000;
+    c.asl = {8999};
+    c.dtype = dt;
+    c.mask = true;
+    check(c);
+  }
+}
+
+TEST(IncreFlashAttentionV4, Masks) {
+  for (DataType mt : {DataType::Bool, DataType::Int8, DataType::UInt8})
+    for (int rank : {2, 3, 4}) {
+      Case c;
+      c.mask = true;
+      c.maskType = mt;
+      c.maskRank = rank;
+      c.asl = {60, 33};
+      check(c);
+    }
+}
+
+TEST(IncreFlashAttentionV4, FullyMaskedRowIsMeanOfV) {
+  Case c;
+  c.mask = true;
+  c.b = 1;
+  Inputs in;
+  build(c, in);
+  for (int64_t i = 0; i < in.mask.numel(); ++i)
+    in.mask.set(i, 1);
+  ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+  aclnn::IncreFlashAttentionV4Args ra = in.args;
+  ra.attentionOut = &in.ref.v;
+  ops::increFlashAttentionV4Reference(ra);
+  for (int64_t i = 0; i < in.out.numel(); ++i)
+    EXPECT_NEAR(in.out.get(i), in.ref.get(i), 2e-3) << i;
+}
+
+TEST(IncreFlashAttentionV4, Pse) {
+  for (bool bc : {false, true}) {
+    Case c;
+    c.pse = true;
+    c.pseBroadcast = bc;
+    c.scale = 0.5;
+    c.mask = true;
+    check(c);
+    c.layout = "BSH";
+    c.dtype = DataType::BFloat16;
+    check(c);
+  }
+}
+
+TEST(IncreFlashAttentionV4, LeftPadding) {
+  Case c;
+  c.b = 2;
+  c.s = 64;
+  c.asl = {10, 20};
+  c.pad = 5;
+  c.mask = true;
+  c.pse = true;
+  check(c);
+  c.pad = 60; // start < 0: zero output
+  check(c);
+  c.layout = "BSND";
+  c.pad = 0;
+  check(c);
+}
+
+TEST(IncreFlashAttentionV4, PagedAttention) {
+  for (bool c4 : {false, true})
+    for (int64_t bs : {16, 48, 128})
+      for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+        Case c;
+        c.b = 3;
+        c.n = 8;
+        c.nkv = 2;
+        c.cache4d = c4;
+        c.layout = c4 ? "BNSD" : "BSH";
+        c.blockSize = bs;
+        c.s = 300;
+        c.asl = {300, 0, 131};
+        c.dtype = dt;
+        c.mask = bs == 48;
+        c.pse = bs == 48;
+        SCOPED_TRACE(std::to_string(bs) + (c4 ? " 4-D" : " 3-D"));
+        check(c);
+      }
+}
+
+TEST(IncreFlashAttentionV4, Int8Kv) {
+  for (int aq : {1, 2})
+    for (bool off : {false, true})
+      for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+        Case c;
+        c.aq = aq;
+        c.aqOffset = off;
+        c.dtype = dt;
+        c.n = 8;
+        c.nkv = 2;
+        check(c);
+        c.blockSize = 32;
+        c.asl = {90, 64};
+        c.mask = true;
+        check(c);
+      }
+}
+
+TEST(IncreFlashAttentionV4, Int8Output) {
+  for (int oq : {1, 2})
+    for (DataType dt : {DataType::Float16, DataType::BFloat16})
+      for (DataType st : {DataType::Float, DataType::BFloat16}) {
+        if (st == DataType::BFloat16 && dt != DataType::BFloat16)
+          continue;
+        Case c;
+        c.oq = oq;
+        c.oqType = st;
+        c.dtype = dt;
+        c.asl = {0, 50};
+        check(c);
+      }
+}
+
+TEST(IncreFlashAttentionV4, TensorLists) {
+  Case c;
+  c.b = 3;
+  c.list = true;
+  c.listS = {5, 17, 0};
+  check(c);
+  c.layout = "BSH";
+  c.listS = {5, 17, 4};
+  c.asl = {4};
+  check(c);
+  c.layout = "BSND";
+  c.asl = {3, 17, 0};
+  check(c);
+}
+
+TEST(IncreFlashAttentionV4, SameResultInEveryLayout) {
+  // Section 11.2: the same logical data in BSH, BSND and BNSD.
+  Case base;
+  base.b = 2;
+  base.n = 4;
+  base.nkv = 2;
+  base.d = 32;
+  base.s = 40;
+  Inputs ref;
+  build(base, ref);
+  ASSERT_TRUE(ops::increFlashAttentionV4(ref.args).isOk());
+  for (const char *layout : {"BSH", "BSND"}) {
+    Case c = base;
+    c.layout = layout;
+    Inputs in;
+    build(c, in);
+    in.q.bytes = ref.q.bytes; // the same linear order for queries
+    for (int64_t b = 0; b < c.b; ++b)
+      for (int64_t k = 0; k < c.nkv; ++k)
+        for (int64_t p = 0; p < c.s; ++p)
+          for (int64_t d = 0; d < c.d; ++d) {
+            const int64_t src = ((b * c.nkv + k) * c.s + p) * c.d + d;
+            const int64_t dst = ((b * c.s + p) * c.nkv + k) * c.d + d;
+            std::memcpy(&in.k[0].bytes[dst * 2], &ref.k[0].bytes[src * 2], 2);
+            std::memcpy(&in.v[0].bytes[dst * 2], &ref.v[0].bytes[src * 2], 2);
+          }
+    ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+    EXPECT_EQ(in.out.bytes, ref.out.bytes) << layout;
+  }
+}
+
+TEST(IncreFlashAttentionV4, DecodeLoopCompilesOnce) {
+  Case c;
+  c.b = 2;
+  c.n = 8;
+  c.nkv = 2;
+  c.d = 64;
+  c.s = 260;
+  c.blockSize = 16;
+  c.asl = {260, 200};
+  Inputs in;
+  build(c, in);
+  // Warm up, then count compilations over 200 steps of growing lengths.
+  in.asl.values = {1, 1};
+  ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+  auto compiled = [] {
+    const auto st = jit::Compiler::instance().stats();
+    return st.compiles + st.diskHits;
+  };
+  const auto before = compiled();
+  for (int64_t step = 1; step <= 200; ++step) {
+    in.asl.values = {step + 50, step};
+    ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+  }
+  EXPECT_EQ(compiled(), before);
+  aclnn::IncreFlashAttentionV4Args ra = in.args;
+  ra.attentionOut = &in.ref.v;
+  ops::increFlashAttentionV4Reference(ra);
+  for (int64_t i = 0; i < in.out.numel(); ++i)
+    EXPECT_NEAR(in.out.get(i), in.ref.get(i),
+                2e-3 + 1e-3 * std::abs(in.ref.get(i)));
+}
+
+namespace {
+
+/// Builds `c`, applies `mutate`, runs phase 1 and 2; expects `code` with a
+/// message containing `text`, and attentionOut untouched.
+void expectError(const Case &c, const std::function<void(Inputs &)> &mutate,
+                 int32_t code, const std::string &text) {
+  Inputs in;
+  build(c, in);
+  mutate(in);
+  const auto before = in.out.bytes;
+  runtime::Status st = ops::increFlashAttentionV4(in.args);
+  EXPECT_EQ(st.code(), code) << st.message();
+  EXPECT_NE(st.message().find(text), std::string::npos)
+      << "message: " << st.message() << "\nexpected to contain: " << text;
+  EXPECT_EQ(in.out.bytes, before) << "attentionOut was written";
+}
+
+constexpr int32_t kNull = runtime::status::ParamNullptr;
+constexpr int32_t kInvalid = runtime::status::ParamInvalid;
+
+} // namespace
+
+TEST(IncreFlashAttentionV4Validation, NullPointers) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.args.query = nullptr; }, kNull, "query");
+  expectError(
+      c, [](Inputs &in) { in.args.key = nullptr; }, kNull, "key");
+  expectError(
+      c, [](Inputs &in) { in.args.value = nullptr; }, kNull, "value");
+  expectError(
+      c, [](Inputs &in) { in.args.attentionOut = nullptr; }, kNull,
+      "attentionOut");
+  expectError(
+      c, [](Inputs &in) { in.args.inputLayout = nullptr; }, kNull,
+      "inputLayout");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0].reset(); }, kNull,
+      "key: list element 0");
+}
+
+TEST(IncreFlashAttentionV4Validation, Dtypes) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.q.v.dtype = DataType::Float; }, kInvalid,
+      "query: dtype");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->dtype = DataType::BFloat16; },
+      kInvalid, "key: dtype");
+  expectError(
+      c, [](Inputs &in) { in.vl.entries[0]->dtype = DataType::Int8; }, kInvalid,
+      "value: dtype");
+  expectError(
+      c, [](Inputs &in) { in.out.v.dtype = DataType::BFloat16; }, kInvalid,
+      "attentionOut: dtype");
+  expectError(
+      c, [](Inputs &in) { in.q.v.format = runtime::Format::FractalNZ; },
+      kInvalid, "query: format");
+}
+
+TEST(IncreFlashAttentionV4Validation, LayoutHeadsAndPrecise) {
+  Case c;
+  for (const char *bad : {"TND", "SH", "BSSH", "bsh"})
+    expectError(
+        c, [bad](Inputs &in) { in.args.inputLayout = bad; }, kInvalid,
+        "inputLayout");
+  expectError(
+      c, [](Inputs &in) { in.args.numHeads = 0; }, kInvalid, "numHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = -1; }, kInvalid,
+      "numKeyValueHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = 8; }, kInvalid,
+      "numKeyValueHeads");
+  expectError(
+      c, [](Inputs &in) { in.args.numKeyValueHeads = 3; }, kInvalid,
+      "multiple of numKeyValueHeads");
+  Case g65;
+  g65.layout = "BSH";
+  g65.n = 65;
+  g65.nkv = 1;
+  g65.d = 16;
+  expectError(
+      g65, [](Inputs &) {}, kInvalid, "<= 64");
+  Case many;
+  many.layout = "BSH";
+  many.b = 1;
+  many.n = many.nkv = 257;
+  many.d = 16;
+  many.s = 2;
+  expectError(
+      many, [](Inputs &) {}, kInvalid, "numKeyValueHeads: must be <= 256");
+  for (int64_t p : {-1, 2})
+    expectError(
+        c, [p](Inputs &in) { in.args.innerPrecise = p; }, kInvalid,
+        "innerPrecise");
+}
+
+TEST(IncreFlashAttentionV4Validation, QueryAndOutputShapes) {
+  Case c;
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.q.v.shape = {2, 4, 2, 32};
+      },
+      kInvalid, "query: S must be 1");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.args.numHeads = 2;
+        in.args.numKeyValueHeads = 1;
+      },
+      kInvalid, "must equal numHeads");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.q.v.shape = {2, 4, 64};
+      },
+      kInvalid, "query: rank");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.out.v.shape = {2, 4, 1, 32};
+      },
+      kInvalid, "attentionOut: shape");
+  Case bsh;
+  bsh.layout = "BSH";
+  expectError(
+      bsh,
+      [](Inputs &in) {
+        in.args.numHeads = 3;
+        in.args.numKeyValueHeads = 3;
+      },
+      kInvalid, "multiple of numHeads");
+  Case d513;
+  d513.n = 1;
+  d513.d = 513;
+  d513.s = 2;
+  expectError(
+      d513, [](Inputs &) {}, kInvalid, "D must be <= 512");
+}
+
+TEST(IncreFlashAttentionV4Validation, KvShapes) {
+  Case c;
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->shape[1] = 2; }, kInvalid,
+      "key: N");
+  expectError(
+      c, [](Inputs &in) { in.kl.entries[0]->shape[3] = 32; }, kInvalid,
+      "key: D");
+  expectError(
+      c, [](Inputs &in) { in.vl.entries[0]->shape[2] = 50; }, kInvalid,
+      "value: shape");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.kl.entries[0]->shape = {2, 1, 100};
+      },
+      kInvalid, "key: rank");
+  Case l;
+  l.b = 3;
+  l.list = true;
+  l.listS = {5, 17, 0};
+  expectError(
+      l,
+      [](Inputs &in) {
+        in.kl.entries.pop_back();
+        in.vl.entries.pop_back();
+      },
+      kInvalid, "one tensor per batch");
+  expectError(
+      l, [](Inputs &in) { in.kl.entries[1]->shape[0] = 2; }, kInvalid,
+      "key: batch dimension");
+  expectError(
+      l, [](Inputs &in) { in.vl.entries[1]->shape[2] = 3; }, kInvalid,
+      "value: list element 1");
+  expectError(
+      l, [](Inputs &in) { in.kl.entries[2]->shape[1] = 2; }, kInvalid,
+      "key: N");
+}
+
+TEST(IncreFlashAttentionV4Validation, ActualSeqLengths) {
+  Case c;
+  c.b = 3;
+  c.asl = {1, 2, 3};
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {1, 2};
+      },
+      kInvalid, "actualSeqLengths: length");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {1, -1, 2};
+      },
+      kInvalid, "actualSeqLengths: values must be >= 0");
+  expectError(
+      c, [](Inputs &in) { in.asl.values = {101}; }, kInvalid,
+      "exceeds the KV sequence length");
+}
+
+TEST(IncreFlashAttentionV4Validation, PseAndMask) {
+  Case c;
+  c.pse = true;
+  c.mask = true;
+  expectError(
+      c, [](Inputs &in) { in.pse.v.dtype = DataType::BFloat16; }, kInvalid,
+      "pseShift: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.pse.v.shape = {2, 4, 105};
+      },
+      kInvalid, "pseShift: rank");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[0] = 3; }, kInvalid,
+      "pseShift: dim 0");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[1] = 2; }, kInvalid,
+      "pseShift: dim 1");
+  expectError(
+      c, [](Inputs &in) { in.pse.v.shape[3] = 99; }, kInvalid,
+      "pseShift: last dim");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.dtype = DataType::Float16; }, kInvalid,
+      "attenMask: dtype");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.shape[0] = 1; }, kInvalid,
+      "attenMask: dim 0");
+  expectError(
+      c, [](Inputs &in) { in.mask.v.shape[3] = 99; }, kInvalid,
+      "attenMask: last dim");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.mask.v.shape = {2, 4, 1, 103};
+      },
+      kInvalid, "attenMask: shape");
+}
+
+TEST(IncreFlashAttentionV4Validation, PageAttention) {
+  Case c;
+  c.b = 2;
+  c.layout = "BSH";
+  c.blockSize = 16;
+  c.asl = {40, 20};
+  c.s = 48;
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 0; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 8; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.blockSize = 528; }, kInvalid, "blockSize");
+  expectError(
+      c, [](Inputs &in) { in.args.actualSeqLengths = nullptr; }, kInvalid,
+      "actualSeqLengths: required");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.asl.values = {49, 1};
+      },
+      kInvalid, "capacity");
+  expectError(
+      c, [](Inputs &in) { in.bt.v.shape[0] = 1; }, kInvalid,
+      "blocktable: shape");
+  expectError(
+      c, [](Inputs &in) { in.bt.v.dtype = DataType::Int64; }, kInvalid,
+      "blocktable: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.kl.entries[0]->shape[0] = 2;
+        in.vl.entries[0]->shape[0] = 2;
+      },
+      kInvalid, "blocks");
+  expectError(
+      c, [](Inputs &in) { in.bt.set(1, 99); }, kInvalid,
+      "blocktable: entry [0, 1]");
+  Case i8 = c;
+  i8.aq = 1;
+  i8.blockSize = 16;
+  expectError(
+      i8, [](Inputs &) {}, kInvalid, "multiple of 32");
+  Case c4 = c;
+  c4.layout = "BSND";
+  c4.cache4d = true;
+  expectError(
+      c4, [](Inputs &) {}, kInvalid, "4-D cache needs inputLayout");
+  Case wide = c;
+  wide.n = wide.nkv = 1024;
+  wide.d = 64;
+  wide.b = 1;
+  wide.asl = {16};
+  wide.s = 16;
+  expectError(
+      wide, [](Inputs &in) { in.args.numKeyValueHeads = 0; }, kInvalid,
+      "numKeyValueHeads");
+}
+
+TEST(IncreFlashAttentionV4Validation, Quantisation) {
+  Case c;
+  c.aq = 2;
+  expectError(
+      c, [](Inputs &in) { in.args.antiquantScale = nullptr; }, kInvalid,
+      "antiquantScale: required");
+  expectError(
+      c, [](Inputs &in) { in.aqs.v.dtype = DataType::Float; }, kInvalid,
+      "antiquantScale: dtype");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.aqo.v.shape = {2, 64};
+      },
+      kInvalid, "antiquantOffset: shape");
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.aqs.v.shape = {2, 2, 32};
+      },
+      kInvalid, "antiquantScale: shape");
+  Case f;
+  expectError(
+      f, [&](Inputs &in) { in.args.antiquantScale = &in.q.v; }, kInvalid,
+      "antiquantScale: only allowed");
+  expectError(
+      f, [&](Inputs &in) { in.args.antiquantOffset = &in.q.v; }, kInvalid,
+      "antiquantOffset: only allowed");
+  Case o;
+  o.oq = 2;
+  expectError(
+      o, [](Inputs &in) { in.args.quantScale2 = nullptr; }, kInvalid,
+      "quantScale2: required");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qs.v.dtype = DataType::BFloat16;
+        in.qo.v.dtype = DataType::BFloat16;
+      },
+      kInvalid, "quantScale2: dtype");
+  expectError(
+      o, [](Inputs &in) { in.qo.v.dtype = DataType::Float16; }, kInvalid,
+      "quantOffset2: dtype");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qs.v.shape = {4, 32, 1};
+        in.qo.v.shape = {4, 32, 1};
+      },
+      kInvalid, "quantScale2: shape");
+  expectError(
+      o,
+      [](Inputs &in) {
+        in.qo.v.shape = {1, 4, 32};
+      },
+      kInvalid, "quantOffset2: shape");
+  expectError(
+      f, [&](Inputs &in) { in.args.quantScale2 = &in.q.v; }, kInvalid,
+      "quantScale2: only allowed");
+  expectError(
+      f, [&](Inputs &in) { in.args.dequantScale1 = &in.q.v; }, kInvalid,
+      "dequantScale1");
+  expectError(
+      f, [&](Inputs &in) { in.args.quantScale1 = &in.q.v; }, kInvalid,
+      "quantScale1");
+  expectError(
+      f, [&](Inputs &in) { in.args.dequantScale2 = &in.q.v; }, kInvalid,
+      "dequantScale2");
+}
+
+TEST(IncreFlashAttentionV4Validation, EmptyOptionalsAreAbsent) {
+  Case c;
+  Inputs in;
+  build(c, in);
+  Buf empty(DataType::Float, {0});
+  in.args.dequantScale1 = &empty.v;
+  in.args.pseShift = &empty.v;
+  in.args.blocktable = &empty.v;
+  EXPECT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+}
+
+TEST(IncreFlashAttentionV4, HandwrittenTwinAgreesWithReference) {
+  for (int64_t bs : {0, 16, 128})
+    for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+      Case c;
+      c.b = 2;
+      c.n = 8;
+      c.nkv = 2;
+      c.d = 64;
+      c.s = 300;
+      c.dtype = dt;
+      c.layout = "BSH";
+      if (bs) {
+        c.blockSize = bs;
+        c.asl = {300, 77};
+      }
+      Inputs in;
+      build(c, in);
+      ASSERT_TRUE(ops::increFlashAttentionV4Handwritten(in.args));
+      aclnn::IncreFlashAttentionV4Args ra = in.args;
+      ra.attentionOut = &in.ref.v;
+      ops::increFlashAttentionV4Reference(ra);
+      const bool bf = dt == DataType::BFloat16;
+      for (int64_t i = 0; i < in.out.numel(); ++i) {
+        const double r = in.ref.get(i);
+        EXPECT_NEAR(in.out.get(i), r,
+                    (bf ? 8e-3 : 1e-3) * std::abs(r) + (bf ? 8e-3 : 2e-3))
+            << i;
+      }
+    }
+  Case masked;
+  masked.mask = true;
+  Inputs in;
+  build(masked, in);
+  EXPECT_FALSE(ops::increFlashAttentionV4Handwritten(in.args));
+}
+
+TEST(IncreFlashAttentionV4, InnerPreciseZeroAndOneAgree) {
+  Case c;
+  c.nkv = 2;
+  Inputs a, b;
+  build(c, a);
+  build(c, b);
+  a.args.innerPrecise = 0;
+  b.args.innerPrecise = 1;
+  ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+  ASSERT_TRUE(ops::increFlashAttentionV4(b.args).isOk());
+  EXPECT_EQ(a.out.bytes, b.out.bytes);
+}
+
+TEST(IncreFlashAttentionV4, LargeScoresStayFinite) {
+  // Scores around 1e2..1e3: max subtraction prevents overflow.
+  Case c;
+  c.scale = 100.0;
+  c.s = 500;
+  check(c);
+}
+
+TEST(IncreFlashAttentionV4, Deterministic) {
+  Case c;
+  c.b = 1;
+  c.s = 5000;
+  c.n = 8;
+  c.nkv = 2;
+  Inputs a;
+  build(c, a);
+  ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+  const auto first = a.out.bytes;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(ops::increFlashAttentionV4(a.args).isOk());
+    EXPECT_EQ(a.out.bytes, first);
+  }
+}
+
+TEST(IncreFlashAttentionV4Validation, BatchLimit) {
+  Case c;
+  c.layout = "BSH";
+  c.n = c.nkv = 1;
+  c.d = 16;
+  c.s = 1;
+  c.b = 65536;
+  check(c);
+  c.b = 65537;
+  expectError(
+      c, [](Inputs &) {}, kInvalid, "B must be <= 65536");
+}
