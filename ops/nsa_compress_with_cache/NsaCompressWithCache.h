@@ -22,9 +22,10 @@
 /// Phase 1 (`prepareNsaCompressWithCache`, the aclnn GetWorkspaceSize)
 /// checks section 4's rules in order (161001, 161002, then 561002 with a
 /// message naming the argument and the rule), reads the host lengths and
-/// makes the list of qualifying entries, and gets the kernel
-/// nsa_compress.tile specialised on dtype, cbs, page size and head dim
-/// (not on batch size or lengths). Phase 2 only launches. Input and weight
+/// makes the list of qualifying entries, and gets the kernel nsa_compress
+/// of nsa_compress_with_cache.tile, specialised on dtype, cbs, page size and
+/// head dim (not on stride, batch size or lengths: the host's list of
+/// qualifying entries absorbs them). Phase 2 only launches. Input and weight
 /// may be strided views.
 ///
 //===----------------------------------------------------------------------===//
