@@ -59,6 +59,8 @@ std::vector<Workload> scatterPaKvCacheWorkloads();
 std::vector<BuiltinKernel> scatterPaKvCacheKernels();
 std::vector<Workload> gatherPaKvCacheWorkloads();
 std::vector<BuiltinKernel> gatherPaKvCacheKernels();
+std::vector<Workload> nsaCompressWithCacheWorkloads();
+std::vector<BuiltinKernel> nsaCompressWithCacheKernels();
 
 } // namespace tilejit::ops
 

@@ -147,7 +147,8 @@ const std::vector<Workload> &workloads() {
          "D=64, causal",
          attentionWorkload},
     };
-    for (auto ops : {scatterPaKvCacheWorkloads, gatherPaKvCacheWorkloads})
+    for (auto ops : {scatterPaKvCacheWorkloads, gatherPaKvCacheWorkloads,
+                     nsaCompressWithCacheWorkloads})
       for (Workload &w : ops())
         list.push_back(std::move(w));
     return list;
@@ -177,7 +178,8 @@ const std::vector<BuiltinKernel> &builtinKernels() {
          "attn",
          {{"T", "f16"}, {"D", "64"}, {"G", "4"}, {"CAUSAL", "true"}}},
     };
-    for (auto ops : {scatterPaKvCacheKernels, gatherPaKvCacheKernels})
+    for (auto ops : {scatterPaKvCacheKernels, gatherPaKvCacheKernels,
+                     nsaCompressWithCacheKernels})
       for (BuiltinKernel &k : ops())
         list.push_back(std::move(k));
     return list;
