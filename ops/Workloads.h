@@ -61,6 +61,8 @@ std::vector<Workload> gatherPaKvCacheWorkloads();
 std::vector<BuiltinKernel> gatherPaKvCacheKernels();
 std::vector<Workload> increFlashAttentionV4Workloads();
 std::vector<BuiltinKernel> increFlashAttentionV4Kernels();
+std::vector<Workload> nsaCompressWithCacheWorkloads();
+std::vector<BuiltinKernel> nsaCompressWithCacheKernels();
 
 } // namespace tilejit::ops
 

@@ -148,7 +148,8 @@ const std::vector<Workload> &workloads() {
          attentionWorkload},
     };
     for (auto ops : {scatterPaKvCacheWorkloads, gatherPaKvCacheWorkloads,
-                     increFlashAttentionV4Workloads})
+                     increFlashAttentionV4Workloads,
+                     nsaCompressWithCacheWorkloads})
       for (Workload &w : ops())
         list.push_back(std::move(w));
     return list;
@@ -179,7 +180,8 @@ const std::vector<BuiltinKernel> &builtinKernels() {
          {{"T", "f16"}, {"D", "64"}, {"G", "4"}, {"CAUSAL", "true"}}},
     };
     for (auto ops : {scatterPaKvCacheKernels, gatherPaKvCacheKernels,
-                     increFlashAttentionV4Kernels})
+                     increFlashAttentionV4Kernels,
+                     nsaCompressWithCacheKernels})
       for (BuiltinKernel &k : ops())
         list.push_back(std::move(k));
     return list;

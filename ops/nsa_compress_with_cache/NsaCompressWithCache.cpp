@@ -1,0 +1,314 @@
+//===- NsaCompressWithCache.cpp - Validation, kernel choice and launch ----===//
+//
+// Section numbers refer to ../shared/spec/nsa_compress_with_cache.md.
+//
+//===----------------------------------------------------------------------===//
+#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+
+#include "ops/Embedded.h"
+#include "ops/common/KvCache.h"
+#include "ops/runtime/OpRegistry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tilejit::ops {
+
+using runtime::DataType;
+using runtime::Status;
+using runtime::TensorView;
+namespace status = runtime::status;
+
+namespace {
+
+const jit::KernelSource &source() {
+  static const jit::KernelSource &src = embeddedKernel(
+      "ops/nsa_compress_with_cache/nsa_compress_with_cache.tile");
+  return src;
+}
+
+Status invalid(const auto &...parts) {
+  return Status::error(status::ParamInvalid, parts...);
+}
+Status tiling(const auto &...parts) {
+  return Status::error(status::InnerTilingError, parts...);
+}
+
+std::string shapeOf(const TensorView &t) {
+  return runtime::shapeToString(t.shape);
+}
+
+bool isHalfType(DataType t) {
+  return t == DataType::Float16 || t == DataType::BFloat16;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation (section 4)
+//===----------------------------------------------------------------------===//
+
+/// Step 2: the dtypes.
+Status checkDtypes(const aclnn::NsaCompressWithCacheArgs &a) {
+  const std::pair<const TensorView *, const char *> data[] = {
+      {a.input, "input"}, {a.weight, "weight"}, {a.outputCache, "outputCache"}};
+  for (auto [t, name] : data)
+    if (!isHalfType(t->dtype))
+      return invalid(name, ": dtype ", t->dtype,
+                     " is not supported (expected FLOAT16 or BFLOAT16)");
+  if (a.slotMapping->dtype != DataType::Int32)
+    return invalid("slotMapping: dtype ", a.slotMapping->dtype,
+                   " is not supported (expected INT32)");
+  if (a.blockTableOptional && a.blockTableOptional->dtype != DataType::Int32)
+    return invalid("blockTableOptional: dtype ", a.blockTableOptional->dtype,
+                   " is not supported (expected INT32)");
+  if (a.weight->dtype != a.input->dtype)
+    return invalid("weight: dtype ", a.weight->dtype,
+                   " must equal input's dtype ", a.input->dtype);
+  if (a.outputCache->dtype != a.input->dtype)
+    return invalid("outputCache: dtype ", a.outputCache->dtype,
+                   " must equal input's dtype ", a.input->dtype);
+  return Status::ok();
+}
+
+bool isLayout(const char *layout) {
+  std::string s(layout);
+  for (char &c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s == "BSH" || s == "SBH" || s == "BSND" || s == "BNSD" || s == "TND";
+}
+
+/// Step 3: the tiling rules, in the spec's order.
+Status checkTiling(const aclnn::NsaCompressWithCacheArgs &a) {
+  const TensorView &in = *a.input, &w = *a.weight, &out = *a.outputCache;
+  const std::pair<const TensorView *, const char *> data[] = {
+      {&in, "input"}, {&w, "weight"}, {&out, "outputCache"}};
+  for (auto [t, name] : data)
+    if (t->isEmpty())
+      return tiling(name, ": must not be empty, got ", shapeOf(*t));
+  const int64_t cbs = a.compressBlockSize, stride = a.compressStride;
+  if (cbs % 16 != 0)
+    return tiling("compressBlockSize: must be a multiple of 16, got ", cbs);
+  if (stride % 16 != 0)
+    return tiling("compressStride: must be a multiple of 16, got ", stride);
+  if (cbs < stride)
+    return tiling("compressBlockSize: must be >= compressStride (", stride,
+                  "), got ", cbs);
+  if (cbs > 64)
+    return tiling("compressBlockSize: must be <= 64, got ", cbs);
+  if (stride < 16)
+    return tiling("compressStride: must be >= 16, got ", stride);
+  if (a.actSeqLenType != 1)
+    return tiling("actSeqLenType: must be 1 (per-entry lengths), got ",
+                  a.actSeqLenType);
+  if (a.layoutOptional && !isLayout(a.layoutOptional))
+    return tiling("layoutOptional: \"", a.layoutOptional,
+                  "\" is not one of BSH, SBH, BSND, BNSD, TND");
+  struct Rank {
+    const TensorView *t;
+    const char *name;
+    int64_t rank;
+  };
+  const Rank ranks[] = {{&in, "input", 4},
+                        {&w, "weight", 2},
+                        {&out, "outputCache", 3},
+                        {a.slotMapping, "slotMapping", 1},
+                        {a.blockTableOptional, "blockTableOptional", 2}};
+  for (const Rank &r : ranks)
+    if (r.t && r.t->rank() != r.rank)
+      return tiling(r.name, ": rank must be ", r.rank, ", got ", r.t->rank(),
+                    " (", shapeOf(*r.t), ")");
+  const int64_t n = in.dim(2), d = in.dim(3);
+  if (w.dim(1) != n)
+    return tiling("weight: shape[1] must equal input.shape[2] (N = ", n,
+                  "), got ", shapeOf(w));
+  if (w.dim(0) != cbs)
+    return tiling("weight: shape[0] must equal compressBlockSize (", cbs,
+                  "), got ", shapeOf(w));
+  if (out.dim(1) != n)
+    return tiling("outputCache: shape[1] must equal input.shape[2] (N = ", n,
+                  "), got ", shapeOf(out));
+  if (out.dim(2) != d)
+    return tiling("outputCache: shape[2] must equal input.shape[3] (D = ", d,
+                  "), got ", shapeOf(out));
+  if (d % 16 != 0)
+    return tiling("input: head dim (shape[3]) must be a multiple of 16, got ",
+                  d);
+  if (d > 256)
+    return tiling("input: head dim (shape[3]) must be <= 256, got ", d);
+  if (n == 0)
+    return tiling("input: head count (shape[2]) must be > 0");
+  if (n > 64)
+    return tiling("input: head count (shape[2]) must be <= 64, got ", n);
+  if (n > 50 && n % 2 != 0)
+    return tiling("input: head count (shape[2]) above 50 must be even, got ",
+                  n);
+  if (a.pageBlockSize != 64 && a.pageBlockSize != 128)
+    return tiling("pageBlockSize: must be 64 or 128, got ", a.pageBlockSize);
+  if (in.dim(1) != a.pageBlockSize)
+    return tiling("input: shape[1] must equal pageBlockSize (", a.pageBlockSize,
+                  "), got ", shapeOf(in));
+  if (!a.actSeqLenOptional)
+    return tiling("actSeqLenOptional: must not be null (only the paged "
+                  "layout is supported)");
+  if (!a.blockTableOptional)
+    return tiling("blockTableOptional: must not be null (only the paged "
+                  "layout is supported)");
+  const int64_t b = a.actSeqLenOptional->size();
+  if (b > 2048)
+    return tiling("actSeqLenOptional: batch size must be <= 2048, got ", b);
+  if (a.slotMapping->dim(0) != b)
+    return tiling("slotMapping: shape[0] must equal the batch size "
+                  "len(actSeqLenOptional) = ",
+                  b, ", got ", shapeOf(*a.slotMapping));
+  if (a.blockTableOptional->dim(0) != b)
+    return tiling("blockTableOptional: shape[0] must equal the batch size "
+                  "len(actSeqLenOptional) = ",
+                  b, ", got ", shapeOf(*a.blockTableOptional));
+  const int64_t maxLen = a.blockTableOptional->dim(1) * a.pageBlockSize;
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t s = (*a.actSeqLenOptional)[i];
+    if (s >= cbs && (s - cbs) % stride == 0 && s > maxLen)
+      return tiling("actSeqLenOptional: entry ", i, " has length ", s,
+                    ", more than blockTableOptional.shape[1] * pageBlockSize "
+                    "= ",
+                    maxLen);
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel choice and arguments
+//===----------------------------------------------------------------------===//
+
+/// The prepared launch: the kernel, the work list it reads and its argument
+/// block (the pack points into both, so it lives behind a shared_ptr).
+struct Launch {
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  std::vector<int64_t> work; // (b, k0) per qualifying entry
+  rt::ArgPack args;
+  runtime::KernelUse use;
+};
+
+/// The compiled kernel for the specialisation `makeSpec()` names; `id` packs
+/// the same choice into one number, and its tiling key is made once.
+template <typename MakeSpec>
+Status findKernel(uint64_t id, MakeSpec makeSpec, Launch &out) {
+  static constexpr const char *kernel = "nsa_compress";
+  static std::shared_mutex mutex;
+  static std::unordered_map<uint64_t, jit::TilingKey> keys;
+  jit::Compiler &compiler = jit::Compiler::instance();
+  const jit::TilingKey *key = nullptr;
+  {
+    std::shared_lock lock(mutex);
+    if (auto it = keys.find(id); it != keys.end())
+      key = &it->second; // nodes are never erased: the address stays valid
+  }
+  if (!key) {
+    auto made = compiler.makeKey(source(), kernel, makeSpec());
+    if (!made)
+      return Status::error(
+          status::InnerFindKernel, "kernel ", kernel, " of ", source().name(),
+          " has no tiling key: ", llvm::toString(made.takeError()));
+    std::unique_lock lock(mutex);
+    key = &keys.try_emplace(id, std::move(*made)).first->second;
+  }
+  auto ref = compiler.get(*key, source());
+  if (!ref)
+    return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
+                         source().name(),
+                         " did not compile: ", llvm::toString(ref.takeError()));
+  out.kernel = ref->kernel;
+  out.use = {out.kernel, ref->compiled};
+  return Status::ok();
+}
+
+void pack(rt::ArgPack &p, const TensorView &t) {
+  p.tensor(t.firstElement(), t.shape, t.strides);
+}
+
+/// Heads per tile: 1024 f32 elements per [BN, D] tile (4 KiB; larger tiles
+/// amortise the per-tile work, and the live tiles stay within the budget),
+/// at most the 64 heads the spec allows.
+int64_t headTile(int64_t d) { return std::min<int64_t>(64, 1024 / d); }
+
+Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
+  const TensorView &in = *a.input;
+  const int64_t cbs = a.compressBlockSize, page = a.pageBlockSize;
+  const int64_t n = in.dim(2), d = in.dim(3);
+  const int64_t bn = headTile(d);
+  const bool bf16 = in.dtype == DataType::BFloat16;
+  const uint64_t id = uint64_t(bf16) | uint64_t(cbs) << 1 |
+                      uint64_t(page) << 9 | uint64_t(d) << 17;
+  auto spec = [&] {
+    return jit::Specialization{{"T", bf16 ? "bf16" : "f16"},
+                               {"CBS", std::to_string(cbs)},
+                               {"PS", std::to_string(page)},
+                               {"D", std::to_string(d)},
+                               {"BN", std::to_string(bn)}};
+  };
+  if (Status s = findKernel(id, spec, out); !s)
+    return s;
+  const int64_t m = static_cast<int64_t>(out.work.size() / 2);
+  const int64_t bytes = m * cbs * n * d * in.elementSize();
+  rt::ArgPack &p = out.args;
+  pack(p, in);
+  pack(p, *a.weight);
+  pack(p, *a.slotMapping);
+  pack(p, *a.blockTableOptional);
+  p.tensor(out.work.data(), {m, 2});
+  pack(p, *a.outputCache);
+  p.i64(programsForBytes((n + bn - 1) / bn, bytes));
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareNsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &a,
+                                   runtime::Executor &executor) {
+  // Step 1 (workspaceSize and executor are checked by the C API's prepareOp).
+  if (Status s = runtime::requireNonNull({{"input", a.input},
+                                          {"weight", a.weight},
+                                          {"slotMapping", a.slotMapping},
+                                          {"outputCache", a.outputCache}});
+      !s)
+    return s;
+  if (Status s = checkDtypes(a); !s)
+    return s;
+  if (Status s = checkTiling(a); !s)
+    return s;
+  auto launch = std::make_shared<Launch>();
+  const int64_t cbs = a.compressBlockSize, stride = a.compressStride;
+  for (int64_t b = 0; b < a.actSeqLenOptional->size(); ++b) {
+    const int64_t s = (*a.actSeqLenOptional)[b];
+    if (s >= cbs && (s - cbs) % stride == 0) {
+      launch->work.push_back(b);
+      launch->work.push_back(s - cbs);
+    }
+  }
+  if (launch->work.empty())
+    return Status::ok(); // no entry completes a window: nothing to do
+  if (Status s = plan(a, *launch); !s)
+    return s;
+  executor.addKernelUse(launch->use);
+  executor.setLaunch([launch](const runtime::LaunchContext &) {
+    return launchKernel(*launch->kernel, launch->args, "NsaCompressWithCache");
+  });
+  return Status::ok();
+}
+
+Status nsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args) {
+  runtime::Executor executor(aclnn::NsaCompressWithCacheArgs::kOpName);
+  if (Status s = prepareNsaCompressWithCache(args, executor); !s)
+    return s;
+  return executor.run(runtime::LaunchContext{});
+}
+
+TILEJIT_REGISTER_ACLNN_OP(aclnn::NsaCompressWithCacheArgs,
+                          prepareNsaCompressWithCache);
+
+} // namespace tilejit::ops
