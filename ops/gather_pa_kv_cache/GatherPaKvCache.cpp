@@ -228,49 +228,6 @@ struct Launch {
   runtime::KernelUse use;
 };
 
-/// The compiled kernel `kernel` for the specialisation `makeSpec()` names;
-/// `id` packs the same choice into one number. Tiling keys are made once per
-/// id and kept (making one builds strings; a lookup with a ready key is a
-/// hash probe), so a decode-sized call spends well under a microsecond here.
-template <typename MakeSpec>
-Status findKernel(const char *kernel, uint64_t id, MakeSpec makeSpec,
-                  Launch &out) {
-  static std::shared_mutex mutex;
-  static std::unordered_map<uint64_t, jit::TilingKey> keys;
-  jit::Compiler &compiler = jit::Compiler::instance();
-  const jit::TilingKey *key = nullptr;
-  {
-    std::shared_lock lock(mutex);
-    if (auto it = keys.find(id); it != keys.end())
-      key = &it->second; // nodes are never erased: the address stays valid
-  }
-  if (!key) {
-    auto made = compiler.makeKey(source(), kernel, makeSpec());
-    if (!made)
-      return Status::error(
-          status::InnerFindKernel, "kernel ", kernel, " of ", source().name(),
-          " has no tiling key: ", llvm::toString(made.takeError()));
-    std::unique_lock lock(mutex);
-    key = &keys.try_emplace(id, std::move(*made)).first->second;
-  }
-  auto ref = compiler.get(*key, source());
-  if (!ref)
-    return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
-                         source().name(),
-                         " did not compile: ", llvm::toString(ref.takeError()));
-  out.kernel = ref->kernel;
-  out.use = {out.kernel, ref->compiled};
-  return Status::ok();
-}
-
-/// Packs the kernel choice into findKernel's id: kernel (2 bits), element
-/// width (3), index type (1), two tile sizes (24 bits each).
-uint64_t kernelId(unsigned kind, int64_t width, bool wideIndex, int64_t t1,
-                  int64_t t2) {
-  return uint64_t(kind) | uint64_t(width) << 2 | uint64_t(wideIndex) << 5 |
-         uint64_t(t1) << 6 | uint64_t(t2) << 30;
-}
-
 void pack(rt::ArgPack &p, const TensorView &t) {
   p.tensor(t.firstElement(), t.shape, t.strides);
 }
@@ -319,7 +276,6 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                    &vr = *a.valueRef;
   const int64_t width = kc.elementSize();
   const char *u = copyKind(width), *idx = indexKind(a.blockTables->dtype);
-  const bool wide = a.blockTables->dtype == DataType::Int64;
   const TensorView &offs =
       a.seqOffsetOptional ? *a.seqOffsetOptional : *a.seqLens;
   const bool hasOff = a.seqOffsetOptional != nullptr;
@@ -340,7 +296,7 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                  {"BT", std::to_string(bt)}};
     };
     if (Status s =
-            findKernel("gather_nz", kernelId(0, width, wide, bt, 0), spec, out);
+            getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);
         !s)
       return s;
     pack(p, kc);
@@ -367,8 +323,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                  {"BM", std::to_string(512 / width)},
                                  {"BE", std::to_string(32 / width)}};
     };
-    if (Status s = findKernel("gather_flat", kernelId(1, width, wide, 0, 0),
-                              spec, out);
+    if (Status s = getKernel(source(), "gather_flat", spec(), out.kernel,
+                             &out.use);
         !s)
       return s;
     pack(p, *kcFlat);
@@ -412,8 +368,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                {"BN", std::to_string(bn)},
                                {"BD", std::to_string(bd)}};
   };
-  if (Status s = findKernel("gather_rows", kernelId(2, width, wide, bn, bd),
-                            spec, out);
+  if (Status s = getKernel(source(), "gather_rows", spec(), out.kernel,
+                           &out.use);
       !s)
     return s;
   pack(p, kcv);

@@ -194,39 +194,6 @@ struct Launch {
   runtime::KernelUse use;
 };
 
-/// The compiled kernel for the specialisation `makeSpec()` names; `id` packs
-/// the same choice into one number, and its tiling key is made once.
-template <typename MakeSpec>
-Status findKernel(uint64_t id, MakeSpec makeSpec, Launch &out) {
-  static constexpr const char *kernel = "nsa_compress";
-  static std::shared_mutex mutex;
-  static std::unordered_map<uint64_t, jit::TilingKey> keys;
-  jit::Compiler &compiler = jit::Compiler::instance();
-  const jit::TilingKey *key = nullptr;
-  {
-    std::shared_lock lock(mutex);
-    if (auto it = keys.find(id); it != keys.end())
-      key = &it->second; // nodes are never erased: the address stays valid
-  }
-  if (!key) {
-    auto made = compiler.makeKey(source(), kernel, makeSpec());
-    if (!made)
-      return Status::error(
-          status::InnerFindKernel, "kernel ", kernel, " of ", source().name(),
-          " has no tiling key: ", llvm::toString(made.takeError()));
-    std::unique_lock lock(mutex);
-    key = &keys.try_emplace(id, std::move(*made)).first->second;
-  }
-  auto ref = compiler.get(*key, source());
-  if (!ref)
-    return Status::error(status::InnerFindKernel, "kernel ", kernel, " of ",
-                         source().name(),
-                         " did not compile: ", llvm::toString(ref.takeError()));
-  out.kernel = ref->kernel;
-  out.use = {out.kernel, ref->compiled};
-  return Status::ok();
-}
-
 void pack(rt::ArgPack &p, const TensorView &t) {
   p.tensor(t.firstElement(), t.shape, t.strides);
 }
@@ -242,8 +209,6 @@ Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
   const int64_t n = in.dim(2), d = in.dim(3);
   const int64_t bn = headTile(d);
   const bool bf16 = in.dtype == DataType::BFloat16;
-  const uint64_t id = uint64_t(bf16) | uint64_t(cbs) << 1 |
-                      uint64_t(page) << 9 | uint64_t(d) << 17;
   auto spec = [&] {
     return jit::Specialization{{"T", bf16 ? "bf16" : "f16"},
                                {"CBS", std::to_string(cbs)},
@@ -251,7 +216,7 @@ Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
                                {"D", std::to_string(d)},
                                {"BN", std::to_string(bn)}};
   };
-  if (Status s = findKernel(id, spec, out); !s)
+  if (Status s = getKernel(source(), "nsa_compress", spec(), out.kernel, &out.use); !s)
     return s;
   const int64_t m = static_cast<int64_t>(out.work.size() / 2);
   const int64_t bytes = m * cbs * n * d * in.elementSize();
