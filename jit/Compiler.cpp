@@ -32,6 +32,8 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "CompilerFingerprint.h" // generated: a hash of the compiler's sources
+
 #ifndef TILEJIT_VERSION
 #define TILEJIT_VERSION "0"
 #endif
@@ -449,7 +451,9 @@ Compiler::makeKey(const KernelSource &source, const std::string &kernel,
   f.level = impl_->target.levelName;
   f.cpu = impl_->target.info.cpu;
   f.features = impl_->target.info.features;
-  f.tilejitVersion = TILEJIT_VERSION;
+  // The release and the compiler's fingerprint: a rebuilt compiler never
+  // serves a kernel compiled by another build of itself from the disk cache.
+  f.tilejitVersion = TILEJIT_VERSION "+" TILEJIT_COMPILER_FINGERPRINT;
   f.llvmVersion = TILEJIT_LLVM_VERSION;
   f.optLevel = options.optLevel;
   return TilingKey(std::move(f));
