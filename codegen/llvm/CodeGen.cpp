@@ -1095,56 +1095,73 @@ void CodeGen::emitReduce(const ir::Op &op) {
   llvm::Value *dst = scalarResult ? allocaEntry(memType(k), 1) : bufferOf(op.result());
   unsigned L = lanes_;
   if (inner == 1) {
-    // Along the innermost axis: vector partial results, then a horizontal step.
+    // Along the innermost axis: up to kParts independent vector partial
+    // results (chunk c goes to part c % parts, so the combine does not wait
+    // on one long dependency chain), then the parts pairwise, then a
+    // horizontal step: a fixed association order.
+    constexpr int64_t kParts = 4;
     emitLoop(i64(0), i64(outer), 1, [&](llvm::Value *o) {
       llvm::Value *rowBase = b_.CreateMul(o, i64(n));
-      llvm::Value *acc = constantOf(k, fid, iid, L);
-      int64_t full = n / L * L;
-      if (full > L) {
-        // Full chunks in a loop with the partial result in a register.
+      llvm::Value *identity = constantOf(k, fid, iid, L);
+      int64_t chunks = n / L, full = chunks * L;
+      int64_t parts = std::min(kParts, std::max<int64_t>(chunks, 1));
+      std::vector<llvm::Value *> acc(parts, identity);
+      auto chunkAt = [&](llvm::Value *j) {
+        return loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, j)), L, nullptr);
+      };
+      int64_t rounds = chunks / parts, looped = rounds > 1 ? rounds * parts : 0; // chunks
+      if (looped > 0) {
+        // Whole rounds of `parts` chunks in a loop, the parts in registers.
         llvm::BasicBlock *pre = b_.GetInsertBlock();
         auto *loop = llvm::BasicBlock::Create(ctx_, "reduce", fn_);
         auto *exit = llvm::BasicBlock::Create(ctx_, "reduce.exit", fn_);
         b_.CreateBr(loop);
         b_.SetInsertPoint(loop);
         llvm::PHINode *j = b_.CreatePHI(b_.getInt64Ty(), 2);
-        llvm::PHINode *part = b_.CreatePHI(acc->getType(), 2);
         j->addIncoming(i64(0), pre);
-        part->addIncoming(acc, pre);
-        llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, j)), L, nullptr);
-        llvm::Value *next = emitElementwise(combiner, {part, v}, L);
-        llvm::Value *j1 = b_.CreateAdd(j, i64(L));
+        std::vector<llvm::PHINode *> phis;
+        for (int64_t p = 0; p < parts; ++p) {
+          phis.push_back(b_.CreatePHI(identity->getType(), 2));
+          phis.back()->addIncoming(identity, pre);
+        }
+        for (int64_t p = 0; p < parts; ++p)
+          acc[p] = emitElementwise(combiner, {phis[p], chunkAt(b_.CreateAdd(j, i64(p * L)))}, L);
+        llvm::Value *j1 = b_.CreateAdd(j, i64(parts * L));
         j->addIncoming(j1, b_.GetInsertBlock());
-        part->addIncoming(next, b_.GetInsertBlock());
-        b_.CreateCondBr(b_.CreateICmpSLT(j1, i64(full)), loop, exit);
+        for (int64_t p = 0; p < parts; ++p)
+          phis[p]->addIncoming(acc[p], b_.GetInsertBlock());
+        b_.CreateCondBr(b_.CreateICmpSLT(j1, i64(looped * L)), loop, exit);
         b_.SetInsertPoint(exit);
-        acc = next;
-      } else if (full == L) {
-        llvm::Value *v = loadElems(k, elemPtr(k, src, rowBase), L, nullptr);
-        acc = emitElementwise(combiner, {acc, v}, L);
       }
+      for (int64_t c = looped; c < chunks; ++c)
+        acc[c % parts] = emitElementwise(combiner, {acc[c % parts], chunkAt(i64(c * L))}, L);
       if (full < n) {
         llvm::Value *m = prefixMask(n - full, L);
         llvm::Value *v = loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, i64(full))), L, m);
-        v = b_.CreateSelect(m, v, constantOf(k, fid, iid, L));
-        acc = emitElementwise(combiner, {acc, v}, L);
+        v = b_.CreateSelect(m, v, identity);
+        int64_t p = chunks % parts;
+        acc[p] = emitElementwise(combiner, {acc[p], v}, L);
       }
-      // Horizontal: halve repeatedly (a fixed association order).
+      for (int64_t w = 1; w < parts; w *= 2)
+        for (int64_t p = 0; p + w < parts; p += 2 * w)
+          acc[p] = emitElementwise(combiner, {acc[p], acc[p + w]}, L);
+      llvm::Value *total = acc[0];
+      // Horizontal: halve repeatedly.
       for (unsigned w = L / 2; w >= 1; w /= 2) {
         std::vector<int> lo, hi;
         for (unsigned i = 0; i < w; ++i) {
           lo.push_back(i);
           hi.push_back(i + w);
         }
-        llvm::Value *a = b_.CreateShuffleVector(acc, lo);
-        llvm::Value *b = b_.CreateShuffleVector(acc, hi);
-        acc = emitElementwise(combiner, {a, b}, w);
+        llvm::Value *a = b_.CreateShuffleVector(total, lo);
+        llvm::Value *b = b_.CreateShuffleVector(total, hi);
+        total = emitElementwise(combiner, {a, b}, w);
         if (w == 1)
           break;
       }
-      if (acc->getType()->isVectorTy())
-        acc = b_.CreateExtractElement(acc, uint64_t(0));
-      storeElems(k, acc, elemPtr(k, dst, o), 1, nullptr);
+      if (total->getType()->isVectorTy())
+        total = b_.CreateExtractElement(total, uint64_t(0));
+      storeElems(k, total, elemPtr(k, dst, o), 1, nullptr);
     });
   } else {
     emitLoop(i64(0), i64(outer), 1, [&](llvm::Value *o) {

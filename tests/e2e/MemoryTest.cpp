@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 using namespace tilejit;
@@ -122,6 +123,51 @@ TEST(Reduce, AlongEitherAxisOfATileWithTails) {
         EXPECT_EQ(z[r], *std::max_element(&x[r * C], &x[r * C] + C));
     }
   }
+}
+
+namespace {
+const char *kRowReduce = R"(
+kernel rr<C: i64>(x: gm<f32>[R, N], s: gm<f32>[R2], m: gm<f32>[R3], n: gm<f32>[R4])
+    grid(1) {
+  let t = load(x, [0, 0], [3, C]);
+  store(s, [0], sum(t, axis = 1));
+  store(m, [0], max(t, axis = 1));
+  store(n, [0], min(t, axis = 1));
+}
+)";
+} // namespace
+
+TEST(Reduce, InnermostAxisOfEveryLengthWithIndependentPartials) {
+  // Lengths below one vector, a few vectors (straight line), whole rounds of
+  // partial results in a loop, and a tail after them. Row 1 holds a NaN at
+  // its end (max, min and sum are NaN), row 2 only -0 and +0 (max +0, min -0).
+  static jit::KernelSource src("row_reduce.tile", kRowReduce);
+  for (jit::TargetLevel level : levels())
+    for (int64_t C : {5, 16, 40, 64, 100, 129, 300, 1024}) {
+      SCOPED_TRACE("C=" + std::to_string(C));
+      std::vector<float> x(3 * C), s(3), m(3), n(3);
+      for (int64_t c = 0; c < C; ++c) {
+        x[c] = static_cast<float>((c * 37) % 101) - 50.0f; // sums exactly in any order
+        x[C + c] = static_cast<float>(c % 7);
+        x[2 * C + c] = c % 3 == 1 ? 0.0f : -0.0f;
+      }
+      x[2 * C - 1] = std::nanf("");
+      auto k = jit::Compiler::instance(level)->get(src, "rr", {{"C", std::to_string(C)}});
+      ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+      rt::ArgPack args;
+      args.tensor(x.data(), {3, C}).tensor(s.data(), {3}).tensor(m.data(), {3}).tensor(n.data(), {3});
+      ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+      float sum = 0;
+      for (int64_t c = 0; c < C; ++c)
+        sum += x[c];
+      EXPECT_EQ(s[0], sum);
+      EXPECT_EQ(m[0], *std::max_element(x.begin(), x.begin() + C));
+      EXPECT_EQ(n[0], *std::min_element(x.begin(), x.begin() + C));
+      EXPECT_TRUE(std::isnan(s[1]) && std::isnan(m[1]) && std::isnan(n[1]));
+      EXPECT_EQ(s[2], 0.0f);
+      EXPECT_FALSE(std::signbit(m[2]) && C > 1) << "max(-0, +0) is +0";
+      EXPECT_TRUE(std::signbit(n[2])) << "min(-0, +0) is -0";
+    }
 }
 
 TEST(Memory, StridedViewsAndMasksUseTheVectorRowPath) {
