@@ -57,6 +57,33 @@ using ProgramFn = void (*)(void *const *args, const int64_t *pid,
 /// or k+1 when shape constraint k is violated (nothing may run then).
 using GridFn = int64_t (*)(void *const *args, int64_t *grid);
 
+/// Moves between a global tensor and a tile's local buffer when the tile is
+/// not wholly inside the tensor, is masked, or the tensor's innermost axis is
+/// strided: generated code handles whole, contiguous tiles itself and calls
+/// these out of line for the rest (one copy of this code instead of one per
+/// access keeps kernels small and quick to compile).
+///
+/// The tile has `tileRank` axes of extents `shape`; it covers the tensor's
+/// last `tileRank` axes starting at `offsets` (one per tensor axis, `rank` in
+/// all; leading axes take one index each). Element (i...) of the tile is
+/// element offsets + (0..., i...) of the tensor, stored row-major in the
+/// buffer. `mask`, when not null, holds one byte (0 or 1) per tile element.
+///
+/// Load: elements outside the tensor or masked off read `*other` (bytes of
+/// one element); with `boolean` set, loaded bytes become 0 or 1.
+/// Store: only elements inside the tensor and not masked off are written.
+/// Neither follows an index outside the tensor.
+constexpr const char *kLoadTileSymbol = "tilejit_rt_load_tile";
+constexpr const char *kStoreTileSymbol = "tilejit_rt_store_tile";
+extern "C" void tilejit_rt_load_tile(void *buffer, const TensorDesc *tensor, int64_t rank,
+                                     const int64_t *offsets, const int64_t *shape,
+                                     int64_t tileRank, int64_t elemBytes,
+                                     const uint8_t *mask, const void *other, int64_t boolean);
+extern "C" void tilejit_rt_store_tile(const void *buffer, const TensorDesc *tensor,
+                                      int64_t rank, const int64_t *offsets,
+                                      const int64_t *shape, int64_t tileRank,
+                                      int64_t elemBytes, const uint8_t *mask);
+
 /// The symbol names of one compiled kernel.
 struct KernelSymbols {
   std::string stem;

@@ -204,6 +204,7 @@ void CodeGen::loadTensors(llvm::Value *args, bool inGrid) {
     }
     TensorInfo t;
     t.elem = p.type.elem();
+    t.desc = slot;
     t.data = b_.CreateLoad(b_.getPtrTy(), slot, p.name + ".data");
     for (unsigned d = 0; d < p.type.rank(); ++d) {
       t.sizes.push_back(b_.CreateLoad(
@@ -229,6 +230,7 @@ void CodeGen::emitProgram(const std::string &name) {
   fn_->addParamAttr(3, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
+  offsetSlot_ = nullptr;
   pid_ = fn_->getArg(1);
   nprog_ = fn_->getArg(2);
   scratch_ = fn_->getArg(3);
@@ -643,6 +645,49 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   return user;
 }
 
+void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
+                               const std::vector<llvm::Value *> &off,
+                               const std::vector<int64_t> &shape, llvm::Value *buf,
+                               llvm::Value *mask, llvm::Value *other) {
+  auto *ptr = b_.getPtrTy();
+  auto *i64t = b_.getInt64Ty();
+  unsigned rank = t.sizes.size();
+  // Offsets in a per-function stack array; the shape is a constant.
+  if (!offsetSlot_)
+    offsetSlot_ = allocaEntry(i64t, kMaxTensorRank);
+  for (unsigned d = 0; d < rank; ++d)
+    b_.CreateStore(off[d], b_.CreateGEP(i64t, offsetSlot_, i64(d)));
+  llvm::GlobalVariable *&shapeGV = tileShapes_[shape];
+  if (!shapeGV) {
+    std::vector<llvm::Constant *> dims;
+    for (int64_t e : shape)
+      dims.push_back(b_.getInt64(e));
+    auto *shapeTy = llvm::ArrayType::get(i64t, dims.size());
+    shapeGV = new llvm::GlobalVariable(module_, shapeTy, true, llvm::GlobalValue::PrivateLinkage,
+                                       llvm::ConstantArray::get(shapeTy, dims), "tile.shape");
+    shapeGV->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
+  llvm::Value *maskArg = mask ? mask : llvm::ConstantPointerNull::get(ptr);
+  std::vector<llvm::Value *> args = {buf, t.desc, i64(rank), offsetSlot_, shapeGV,
+                                     i64(shape.size()), i64(ir::byteWidth(t.elem)), maskArg};
+  std::vector<llvm::Type *> params = {ptr, ptr, i64t, ptr, ptr, i64t, i64t, ptr};
+  const char *name = "tilejit_rt_store_tile";
+  if (isLoad) {
+    llvm::Value *slot = allocaEntry(memType(t.elem), 1);
+    b_.CreateStore(other, slot);
+    args.push_back(slot);
+    args.push_back(i64(t.elem == ScalarKind::I1));
+    params.push_back(ptr);
+    params.push_back(i64t);
+    name = "tilejit_rt_load_tile";
+  }
+  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  llvm::FunctionCallee callee = module_.getOrInsertFunction(name, ft);
+  if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+  b_.CreateCall(callee, args);
+}
+
 void CodeGen::emitLoadStore(const ir::Op &op) {
   bool isLoad = op.kind() == OpKind::Load;
   const TensorInfo &t = tensors_[op.operand(0)];
@@ -747,170 +792,10 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  // Partial, masked or strided tiles: per row, lane masks from the valid
-  // column range, the tile's mask and the tail (rows outside the tensor read
-  // `other`); i1 tensors go element by element.
-  if (k != ScalarKind::I1) {
-    unsigned L = lanes_;
-    llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
-    llvm::Value *other = isLoad ? splat(otherValue(k, op.attrs().floatValue), L) : nullptr;
-    std::vector<llvm::Constant *> laneIds;
-    for (unsigned i = 0; i < L; ++i)
-      laneIds.push_back(b_.getInt64(i));
-    llvm::Value *iota = llvm::ConstantVector::get(laneIds);
-    llvm::Value *leadOk = b_.getTrue();
-    for (unsigned d = 0; d < lead; ++d) {
-      leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSGE(off[d], i64(0)));
-      leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSLT(off[d], t.sizes[d]));
-    }
-    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
-    int64_t n = shape.back();
-    llvm::Value *lastSize = t.sizes[rank - 1], *c0 = off[rank - 1];
-    llvm::Value *lastStride = t.strides[rank - 1];
-    llvm::Value *unit = b_.CreateICmpEQ(lastStride, i64(1));
-    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
-    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
-      llvm::Value *ok = leadOk, *g = i64(0), *l = i64(0);
-      for (unsigned d = 0; d < lead; ++d)
-        g = b_.CreateAdd(g, b_.CreateMul(off[d], t.strides[d]));
-      int64_t tileStride = n;
-      for (size_t q = idx.size(); q-- > 0;) {
-        llvm::Value *pos = b_.CreateAdd(off[lead + q], idx[q]);
-        ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
-        ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[lead + q]));
-        g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[lead + q]));
-        l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
-        tileStride *= shape[q];
-      }
-      llvm::Value *okSplat = b_.CreateVectorSplat(L, ok);
-      // Full chunks in a loop, then one partial chunk.
-      auto chunk = [&](llvm::Value *j, unsigned cnt) {
-        llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateAdd(c0, j)), iota);
-        llvm::Value *m = b_.CreateAnd(
-            okSplat, b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
-                                  b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, lastSize))));
-        llvm::Value *tail = cnt < L ? prefixMask(cnt, L) : nullptr;
-        if (tail)
-          m = b_.CreateAnd(m, tail);
-        llvm::Value *lp = elemPtr(k, buf, b_.CreateAdd(l, j));
-        if (maskBuf)
-          m = b_.CreateAnd(m, loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, b_.CreateAdd(l, j)), L, tail));
-        llvm::Align al(eb);
-        // Contiguous rows use masked vector loads/stores; strided views gather.
-        auto *contig = llvm::BasicBlock::Create(ctx_, "row.contig", fn_);
-        auto *strided = llvm::BasicBlock::Create(ctx_, "row.strided", fn_);
-        auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
-        llvm::Value *stored = isLoad ? nullptr : loadElems(k, lp, L, tail);
-        b_.CreateCondBr(unit, contig, strided);
-        b_.SetInsertPoint(contig);
-        llvm::Value *gp = elemPtr(k, t.data, b_.CreateAdd(g, b_.CreateAdd(c0, j)));
-        llvm::Value *v1 = nullptr;
-        if (!maskBuf && !tail) {
-          // A chunk wholly inside the row moves with a plain vector access:
-          // only the chunks at the row's ends need masks (and AVX2 has no
-          // masked 8/16-bit stores; LLVM would go element by element).
-          llvm::Value *first = b_.CreateAdd(c0, j);
-          llvm::Value *whole = b_.CreateAnd(
-              ok, b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)),
-                               b_.CreateICmpSLE(b_.CreateAdd(first, i64(L)), lastSize)));
-          auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
-          auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
-          auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.contig.done", fn_);
-          b_.CreateCondBr(whole, plainBB, maskedBB);
-          b_.SetInsertPoint(plainBB);
-          llvm::Value *pv = nullptr;
-          if (isLoad)
-            pv = b_.CreateAlignedLoad(vt, gp, al);
-          else
-            b_.CreateAlignedStore(stored, gp, al);
-          b_.CreateBr(joinBB);
-          b_.SetInsertPoint(maskedBB);
-          llvm::Value *mv = nullptr;
-          if (isLoad)
-            mv = b_.CreateMaskedLoad(vt, gp, al, m, other);
-          else
-            b_.CreateMaskedStore(stored, gp, al, m);
-          llvm::BasicBlock *maskedEnd = b_.GetInsertBlock();
-          b_.CreateBr(joinBB);
-          b_.SetInsertPoint(joinBB);
-          if (isLoad) {
-            llvm::PHINode *phi = b_.CreatePHI(vt, 2);
-            phi->addIncoming(pv, plainBB);
-            phi->addIncoming(mv, maskedEnd);
-            v1 = phi;
-          }
-        } else if (isLoad) {
-          v1 = b_.CreateMaskedLoad(vt, gp, al, m, other);
-        } else {
-          b_.CreateMaskedStore(stored, gp, al, m);
-        }
-        llvm::BasicBlock *contigEnd = b_.GetInsertBlock();
-        b_.CreateBr(next);
-        b_.SetInsertPoint(strided);
-        llvm::Value *ptrs = b_.CreateGEP(
-            memType(k), t.data,
-            b_.CreateAdd(b_.CreateVectorSplat(L, g),
-                         b_.CreateMul(cols, b_.CreateVectorSplat(L, lastStride))));
-        llvm::Value *v2 = nullptr;
-        if (isLoad)
-          v2 = b_.CreateMaskedGather(vt, ptrs, al, m, other);
-        else
-          b_.CreateMaskedScatter(stored, ptrs, al, m);
-        llvm::BasicBlock *stridedEnd = b_.GetInsertBlock();
-        b_.CreateBr(next);
-        b_.SetInsertPoint(next);
-        if (isLoad) {
-          llvm::PHINode *v = b_.CreatePHI(vt, 2);
-          v->addIncoming(v1, contigEnd);
-          v->addIncoming(v2, stridedEnd);
-          storeElems(k, v, lp, L, tail);
-        }
-      };
-      int64_t full = n / L * L;
-      if (full > 0)
-        emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(j, L); });
-      if (full < n)
-        chunk(i64(full), static_cast<unsigned>(n - full));
-    });
-  } else {
-    llvm::Value *other = isLoad ? otherValue(k, op.attrs().floatValue) : nullptr;
-    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
-    emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
-      llvm::Value *ok = b_.getTrue();
-      llvm::Value *g = i64(0), *l = i64(0);
-      int64_t tileStride = 1;
-      for (unsigned d = rank; d-- > 0;) {
-        llvm::Value *pos = off[d];
-        if (d >= lead) {
-          pos = b_.CreateAdd(pos, idx[d - lead]);
-          l = b_.CreateAdd(l, b_.CreateMul(idx[d - lead], i64(tileStride)));
-          tileStride *= shape[d - lead];
-        }
-        ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
-        ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[d]));
-        g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[d]));
-      }
-      if (maskBuf)
-        ok = b_.CreateAnd(ok, loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, l), 1, nullptr));
-      llvm::Value *lp = elemPtr(k, buf, l);
-      auto *then = llvm::BasicBlock::Create(ctx_, "elem.in", fn_);
-      auto *els = llvm::BasicBlock::Create(ctx_, "elem.out", fn_);
-      auto *join = llvm::BasicBlock::Create(ctx_, "elem.next", fn_);
-      b_.CreateCondBr(ok, then, els);
-      b_.SetInsertPoint(then);
-      llvm::Value *gp = elemPtr(k, t.data, g);
-      if (isLoad)
-        storeElems(k, loadElems(k, gp, 1, nullptr), lp, 1, nullptr);
-      else
-        storeElems(k, loadElems(k, lp, 1, nullptr), gp, 1, nullptr);
-      b_.CreateBr(join);
-      b_.SetInsertPoint(els);
-      if (isLoad)
-        storeElems(k, other, lp, 1, nullptr);
-      b_.CreateBr(join);
-      b_.SetInsertPoint(join);
-    });
-  }
+  // Partial, masked or strided tiles: out of line, in the runtime (see
+  // tilejit_rt_load_tile in jit/Runtime.h), one call per tile.
+  emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
+                   isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
   llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

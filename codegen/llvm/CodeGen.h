@@ -45,7 +45,9 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel &kernel,
                                           const std::string &symbolStem,
                                           DiagnosticEngine &diags);
 
-/// Runs LLVM's optimisation pipeline at `optLevel` (0..3) for `tm`.
+/// Optimises a generated module for `tm`: at `optLevel` 0 LLVM's O0
+/// pipeline, at 1..3 the kernel pipeline (see Optimize.cpp): the scalar and
+/// loop clean-up generated kernels need, without vectorisers or unrolling.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                     unsigned optLevel);
 

@@ -17,11 +17,13 @@
 #include "llvm/IR/Module.h"
 
 #include <functional>
+#include <map>
 
 namespace tilejit::codegen {
 
 /// A global tensor parameter's runtime description, loaded at function entry.
 struct TensorInfo {
+  llvm::Value *desc = nullptr; ///< the rt::TensorDesc the kernel was given
   llvm::Value *data = nullptr;
   std::vector<llvm::Value *> sizes, strides;
   ir::ScalarKind elem;
@@ -130,6 +132,12 @@ private:
   unsigned lanes_;
   llvm::Function *fn_ = nullptr;
   llvm::Value *scratch_ = nullptr;
+  /// The stack array of tile offsets passed to the runtime's tile moves.
+  llvm::Value *offsetSlot_ = nullptr;
+  /// One constant array per tile shape passed to the runtime.
+  std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
+  /// The largest tensor rank (rt::kMaxRank in jit/Runtime.h).
+  static constexpr unsigned kMaxTensorRank = 6;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
@@ -170,6 +178,12 @@ private:
 public:
   /// The fast-path test of a tile access: every offset in range, the tile
   /// inside the tensor, the innermost axis contiguous.
+  /// Calls the runtime to move a partial, masked or strided tile between
+  /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
+  /// load reads outside the tensor; `mask`: the tile mask's buffer or null).
+  void emitTileMoveCall(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
+                        const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *mask,
+                        llvm::Value *other);
   llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
                             const std::vector<int64_t> &shape);
   /// Where a fused loop reads input `v` / writes result `v`.

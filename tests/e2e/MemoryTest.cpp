@@ -222,6 +222,65 @@ kernel computed(x: gm<f32>[N], y: gm<f32>[N2], off: i64) grid(1) {
 )";
 } // namespace
 
+namespace {
+const char *kBoolAndLead = R"(
+kernel bl(m: gm<i1>[R, C], y: gm<f32>[R2, C2], z: gm<i1>[R3, C3],
+          x3: gm<f32>[B, R4, C4], u: gm<f32>[R5, C5], bb: i64) grid(1) {
+  let t = load(m, [2, 3], [4, 8]);
+  store(y, [0, 0], select(t, 1.0, -1.0));
+  store(z, [1, 4], t);
+  store(u, [0, 0], load(x3, [bb, 1, 2], [4, 8], other = 9.0));
+}
+)";
+} // namespace
+
+TEST(Memory, PartialBooleanTilesAndLeadingAxesOutside) {
+  // An i1 tile over the corner of a 5 x 9 mask whose true bytes are not 1:
+  // loads give exactly true/false, outside reads false, and the store writes
+  // only inside. A 3-D tensor with a strided innermost axis, read at a leading
+  // index inside and outside it.
+  static jit::KernelSource src("bool_lead.tile", kBoolAndLead);
+  const int64_t R = 5, C = 9, B = 2, R4 = 4, C4 = 11;
+  for (jit::TargetLevel level : levels()) {
+    for (int64_t bb : {1, 2, -1}) {
+      SCOPED_TRACE("bb=" + std::to_string(bb));
+      std::vector<uint8_t> m(R * C), z(R * C, 5);
+      for (int64_t i = 0; i < R * C; ++i)
+        m[i] = (i * 7) % 3 == 0 ? 0 : static_cast<uint8_t>(1 + i % 5);
+      std::vector<float> y(4 * 8), x3(B * R4 * C4 * 2), u(4 * 8);
+      for (size_t i = 0; i < x3.size(); ++i)
+        x3[i] = static_cast<float>(i);
+      auto k = jit::Compiler::instance(level)->get(src, "bl", {});
+      ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+      rt::ArgPack args;
+      args.tensor(m.data(), {R, C}).tensor(y.data(), {4, 8}).tensor(z.data(), {R, C});
+      // x3 viewed with every second element of its rows.
+      args.tensor(x3.data(), {B, R4, C4}, {R4 * C4 * 2, C4 * 2, 2}).tensor(u.data(), {4, 8}).i64(bb);
+      ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 8; ++j) {
+          int64_t r = 2 + i, c = 3 + j;
+          bool in = r < R && c < C;
+          bool t = in && m[r * C + c] != 0;
+          EXPECT_EQ(y[i * 8 + j], t ? 1.0f : -1.0f) << i << "," << j;
+          int64_t zr = 1 + i, zc = 4 + j;
+          if (zr < R && zc < C) {
+            EXPECT_EQ(z[zr * C + zc], t ? 1 : 0) << i << "," << j;
+          }
+          int64_t xr = 1 + i, xc = 2 + j;
+          bool xin = bb >= 0 && bb < B && xr < R4 && xc < C4;
+          float want = xin ? x3[bb * R4 * C4 * 2 + xr * C4 * 2 + xc * 2] : 9.0f;
+          EXPECT_EQ(u[i * 8 + j], want) << i << "," << j;
+        }
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < C; ++c)
+          if (r < 1 || c < 4) {
+            EXPECT_EQ(z[r * C + c], 5) << "written outside the tile: " << r << "," << c;
+          }
+    }
+  }
+}
+
 TEST(Memory, StreamedStoresCopyEveryAlignment) {
   static jit::KernelSource src("stream.tile", kStream);
   for (jit::TargetLevel level : levels()) {
