@@ -309,7 +309,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   auto object = emitObject(*module, **tm);
   if (!object)
     return object.takeError();
-  auto symbols = jit->addObject(*object, stem);
+  auto symbols = jit->addObject(*object, stem, key.str());
   if (!symbols)
     return symbols.takeError();
   times.machineCode = msSince(t);
@@ -345,7 +345,7 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
       warnOnce(warning);
     return nullptr;
   }
-  auto symbols = jit->addObject(e->object, e->stem);
+  auto symbols = jit->addObject(e->object, e->stem, key.str());
   if (!symbols) {
     warnOnce("cache entry " + disk.pathOf(key) + " ignored: it does not link (" +
              llvm::toString(symbols.takeError()) + "); rebuilding it");

@@ -3,14 +3,20 @@
 #include "jit/Runtime.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
+#include <cstdio>
 #include <mutex>
+
+#include <unistd.h>
 
 namespace tilejit::jit {
 
@@ -195,8 +201,54 @@ KernelJIT::add(llvm::orc::ThreadSafeModule module, const std::string &stem) {
   return s;
 }
 
+namespace {
+
+/// With TILEJIT_PERF_MAP set, appends the kernel's functions to
+/// /tmp/perf-<pid>.map (the format `perf report` reads for JIT code):
+/// address, size and a name carrying the tiling key.
+void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
+                        const std::string &label, const void *program, const void *grid) {
+  static const bool enabled = [] {
+    const char *env = std::getenv("TILEJIT_PERF_MAP");
+    return env && *env && std::string(env) != "0";
+  }();
+  if (!enabled)
+    return;
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), stem));
+  if (!obj) {
+    llvm::consumeError(obj.takeError());
+    return;
+  }
+  std::string lines;
+  for (const auto &[sym, size] : llvm::object::computeSymbolSizes(**obj)) {
+    auto name = sym.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    const void *addr = *name == stem + "_program" ? program
+                       : *name == stem + "_grid"  ? grid
+                                                  : nullptr;
+    if (addr && size)
+      lines += llvm::formatv("{0:x-} {1:x-} tilejit:{2}:{3}\n", reinterpret_cast<uintptr_t>(addr),
+                             size, label, name->substr(stem.size() + 1))
+                   .str();
+  }
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  if (FILE *f = std::fopen(path.c_str(), "a")) {
+    std::fputs(lines.c_str(), f);
+    std::fclose(f);
+  }
+}
+
+} // namespace
+
 llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
-                                                      const std::string &stem) {
+                                                      const std::string &stem,
+                                                      const std::string &label) {
   auto jd = jit_->createJITDylib("tilejit." + std::to_string(dylibs_.fetch_add(1)));
   if (!jd)
     return jd.takeError();
@@ -217,6 +269,9 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   s.program = program->toPtr<rt::ProgramFn>();
   s.grid = grid->toPtr<rt::GridFn>();
   s.scratchBytes = *scratch->toPtr<const int64_t *>();
+  recordForProfilers(object, stem, label.empty() ? stem : label,
+                     reinterpret_cast<const void *>(s.program),
+                     reinterpret_cast<const void *>(s.grid));
   return s;
 }
 

@@ -53,7 +53,9 @@ public:
   /// Links a relocatable object (compiled here, or a verified disk-cache
   /// entry) into a JITDylib of its own and resolves its symbols, so the same
   /// kernel may be linked twice in one process.
-  llvm::Expected<Symbols> addObject(llvm::ArrayRef<char> object, const std::string &stem);
+  /// `label` names the kernel for profilers (TILEJIT_PERF_MAP); default: the stem.
+  llvm::Expected<Symbols> addObject(llvm::ArrayRef<char> object, const std::string &stem,
+                                    const std::string &label = "");
 
 private:
   explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}

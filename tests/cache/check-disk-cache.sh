@@ -73,4 +73,16 @@ TILEJIT_CACHE=read TILEJIT_CACHE_DIR=$work/ro "${compile[@]}" > /dev/null
 # TILEJIT_CACHE=off: nothing created, nothing written.
 TILEJIT_CACHE=off TILEJIT_CACHE_DIR=$work/off "${compile[@]}" > /dev/null
 [ ! -e "$work/off" ] || fail "TILEJIT_CACHE=off created a directory"
+# TILEJIT_PERF_MAP: a cold compile and a disk hit both name their kernel's
+# functions, with the tiling key, in /tmp/perf-PID.map for `perf report`.
+for run in cold hit; do
+  [ $run = hit ] || "$tilejit" cache clear > /dev/null
+  TILEJIT_PERF_MAP=1 "${compile[@]}" > /dev/null & p=$!
+  wait $p || fail "compile with TILEJIT_PERF_MAP ($run)"
+  map=/tmp/perf-$p.map
+  grep -Eq '^[0-9a-f]+ [0-9a-f]+ tilejit:softmax\[T=f16\]@.*:program$' "$map" \
+    || fail "no program line in $map ($run): $(cat "$map" 2>&1)"
+  grep -Eq '^[0-9a-f]+ [0-9a-f]+ tilejit:.*:grid$' "$map" || fail "no grid line ($run)"
+  rm -f "$map"
+done
 echo "disk cache checks passed"
