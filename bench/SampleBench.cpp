@@ -3,7 +3,8 @@
 // Each generated kernel is timed next to its hand-written twin; counters give
 // GFLOP/s or GB/s, the ratio to the machine's limit measured in this run
 // (FMA peak, read bandwidth at the kernel's working-set size) and
-// `vs_handwritten` = twin time / generated time (> 1: generated is faster).
+// `vs_handwritten` = twin time / generated time (> 1: generated is faster),
+// the median of the ratios of alternating runs.
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
@@ -23,6 +24,31 @@ using ops::DType;
 
 namespace {
 
+/// Medians of alternating runs of the generated kernel and its twin, so both
+/// see the same machine (it is shared and noisy): the generated and twin
+/// times in seconds and the median of the paired twin/generated ratios.
+struct Paired {
+  double gen, twin, ratio;
+};
+
+template <typename G, typename T> Paired alternate(G &&gen, T &&twin, int reps = 15) {
+  auto seconds = [](auto &&fn) {
+    auto s = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
+  };
+  std::vector<double> g, t, r;
+  for (int i = 0; i < reps; ++i) {
+    g.push_back(seconds(gen));
+    t.push_back(seconds(twin));
+    r.push_back(t.back() / g.back());
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(g), median(t), median(r)};
+}
 
 double fmaPeak() {
   static const double peak = bench::fmaPeakGflops();
@@ -45,15 +71,15 @@ void BM_MatmulSingleCore(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
   double flops = 2.0 * m * n * k;
-  double gen = 1e-6 * ops::medianMicroseconds([&] {
+  Paired pr = alternate([&] {
     llvm::consumeError(ops::runMatmul(jc, t, a.data(), b.data(), c.data(), m, n, k, 1).takeError());
-  });
-  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::matmulHandwritten(t, a.data(), b.data(), c.data(), m, n, k, 1); });
+  }, [&] { ops::matmulHandwritten(t, a.data(), b.data(), c.data(), m, n, k, 1); });
+  double gen = pr.gen, twin = pr.twin;
   state.counters["GFLOPs"] = flops / gen / 1e9;
   state.counters["fma_peak_GFLOPs"] = fmaPeak();
   state.counters["of_peak"] = flops / gen / 1e9 / fmaPeak();
   state.counters["handwritten_GFLOPs"] = flops / twin / 1e9;
-  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["vs_handwritten"] = pr.ratio;
   state.SetLabel(ops::dtypeName(t));
 }
 BENCHMARK(BM_MatmulSingleCore)->Arg(int(DType::F32))->Arg(int(DType::F16))->Arg(int(DType::BF16))
@@ -70,15 +96,16 @@ void BM_Softmax(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
   double bytes = 2.0 * x.size();
-  double gen = 1e-6 * ops::medianMicroseconds([&] {
+  Paired pr = alternate([&] {
     llvm::consumeError(ops::runSoftmax(jc, t, x.data(), y.data(), m, n).takeError());
-  });
-  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::softmaxHandwritten(t, x.data(), y.data(), m, n); });
+  }, [&] { ops::softmaxHandwritten(t, x.data(), y.data(), m, n); });
+  double gen = pr.gen, twin = pr.twin;
   double bw = bench::readBandwidthGBs(x.size(), omp_get_max_threads());
   state.counters["GBs"] = bytes / gen / 1e9;
   state.counters["read_bw_GBs"] = bw;
   state.counters["of_read_bw"] = bytes / gen / 1e9 / bw;
-  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["handwritten_GBs"] = bytes / twin / 1e9;
+  state.counters["vs_handwritten"] = pr.ratio;
   state.counters["working_set_MiB"] = bytes / (1 << 20);
 }
 BENCHMARK(BM_Softmax)->Unit(benchmark::kMicrosecond);
@@ -93,15 +120,16 @@ void BM_Axpby(benchmark::State &state) {
   for (auto _ : state)
     llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
   double bytes = 3.0 * x.size();
-  double gen = 1e-6 * ops::medianMicroseconds([&] {
+  Paired pr = alternate([&] {
     llvm::consumeError(ops::runAxpby(jc, t, x.data(), y.data(), n, 1.0f, 0.5f).takeError());
-  });
-  double twin = 1e-6 * ops::medianMicroseconds([&] { ops::axpbyHandwritten(t, x.data(), y.data(), n, 1.0f, 0.5f); });
+  }, [&] { ops::axpbyHandwritten(t, x.data(), y.data(), n, 1.0f, 0.5f); });
+  double gen = pr.gen, twin = pr.twin;
   double copy = bench::copyBandwidthGBs(x.size(), omp_get_max_threads());
   state.counters["GBs"] = bytes / gen / 1e9;
   state.counters["copy_bw_GBs"] = copy;
   state.counters["of_copy_bw"] = bytes / gen / 1e9 / copy;
-  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["handwritten_GBs"] = bytes / twin / 1e9;
+  state.counters["vs_handwritten"] = pr.ratio;
   state.counters["working_set_MiB"] = bytes / (1 << 20);
 }
 BENCHMARK(BM_Axpby)->Unit(benchmark::kMicrosecond);
@@ -128,16 +156,17 @@ void BM_FlashAttention(benchmark::State &state) {
   // Causal: about half of the S x L score matrix is computed.
   double flops = 4.0 * s.batch * s.heads * s.queries * s.keys * s.dim *
                  (1.0 - 0.5 * s.queries / s.keys);
-  double gen = 1e-6 * ops::medianMicroseconds([&] {
+  Paired pr = alternate([&] {
     llvm::consumeError(ops::runAttention(jc, t, s, q.data(), k.data(), v.data(), o.data()).takeError());
-  }, 3);
-  double twin = 1e-6 * ops::medianMicroseconds([&] {
+  }, [&] {
     ops::attentionHandwritten(t, s, q.data(), k.data(), v.data(), o.data());
-  }, 3);
+  }, 5);
+  double gen = pr.gen, twin = pr.twin;
   int cores = omp_get_max_threads();
   state.counters["GFLOPs"] = flops / gen / 1e9;
   state.counters["of_peak_all_cores"] = flops / gen / 1e9 / (fmaPeak() * cores);
-  state.counters["vs_handwritten"] = twin / gen;
+  state.counters["handwritten_GFLOPs"] = flops / twin / 1e9;
+  state.counters["vs_handwritten"] = pr.ratio;
 }
 BENCHMARK(BM_FlashAttention)->Unit(benchmark::kMillisecond)->Iterations(3);
 
