@@ -645,6 +645,131 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   return user;
 }
 
+llvm::Function *CodeGen::rowMoveFunction(ScalarKind k, bool isLoad) {
+  llvm::Function *&fn = rowMoves_[{static_cast<int>(k), isLoad}];
+  if (fn)
+    return fn;
+  // void (ptr bufRow, ptr dataRow, i64 first, i64 size, i64 n, i1 ok[, other])
+  // moves tile columns [0, n) of one row: tile column j is tensor column
+  // first + j of the row at dataRow (element 0 of the tensor row); columns
+  // outside [0, size), or every column when !ok, read `other` (loads) or are
+  // not written (stores).
+  auto *ptr = b_.getPtrTy();
+  auto *i64t = b_.getInt64Ty();
+  std::vector<llvm::Type *> params = {ptr, ptr, i64t, i64t, i64t, b_.getInt1Ty()};
+  if (isLoad)
+    params.push_back(memType(k));
+  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn = llvm::Function::Create(ft, llvm::Function::InternalLinkage,
+                              std::string(isLoad ? "tile.rows.load." : "tile.rows.store.") +
+                                  ir::scalarName(k),
+                              module_);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr("target-cpu", target_.cpu);
+  fn->addFnAttr("target-features", target_.features);
+
+  llvm::Function *savedFn = fn_;
+  llvm::IRBuilderBase::InsertPointGuard guard(b_);
+  fn_ = fn;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  llvm::Value *bufRow = fn->getArg(0), *dataRow = fn->getArg(1), *first0 = fn->getArg(2),
+              *size = fn->getArg(3), *n = fn->getArg(4), *ok = fn->getArg(5);
+  unsigned L = lanes_;
+  llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
+  llvm::Align al(ir::byteWidth(k));
+  llvm::Value *otherV = isLoad ? splat(fn->getArg(6), L) : nullptr;
+  std::vector<llvm::Constant *> laneIds;
+  for (unsigned i = 0; i < L; ++i)
+    laneIds.push_back(b_.getInt64(i));
+  llvm::Value *iota = llvm::ConstantVector::get(laneIds);
+  llvm::Value *okSplat = b_.CreateVectorSplat(L, ok);
+  // AVX-512BW masks 8- and 16-bit lanes in one instruction, and every AVX2
+  // target masks 32- and 64-bit ones; only 8/16-bit lanes on AVX2 need a
+  // plain path for chunks wholly inside the row.
+  const bool cheapMasks = ir::byteWidth(k) >= 4 ||
+                          llvm::StringRef(target_.features).contains("+avx512bw");
+  emitLoop(i64(0), n, L, [&](llvm::Value *j) {
+    llvm::Value *first = b_.CreateAdd(first0, j);
+    llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, first), iota);
+    llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, j), iota);
+    llvm::Value *tail = b_.CreateICmpSLT(lanes, b_.CreateVectorSplat(L, n));
+    llvm::Value *m = b_.CreateAnd(
+        b_.CreateAnd(okSplat, tail),
+        b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
+                     b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, size))));
+    llvm::Value *lp = elemPtr(k, bufRow, j);
+    llvm::Value *gp = elemPtr(k, dataRow, first);
+    llvm::Value *stored = isLoad ? nullptr : b_.CreateMaskedLoad(vt, lp, al, tail,
+                                                                  llvm::Constant::getNullValue(vt));
+    auto finishLoad = [&](llvm::Value *v) { b_.CreateMaskedStore(v, lp, al, tail); };
+    if (cheapMasks) {
+      if (isLoad)
+        finishLoad(b_.CreateMaskedLoad(vt, gp, al, m, otherV));
+      else
+        b_.CreateMaskedStore(stored, gp, al, m);
+      return;
+    }
+    llvm::Value *whole = b_.CreateAnd(
+        ok, b_.CreateAnd(b_.CreateICmpSLE(b_.CreateAdd(j, i64(L)), n),
+                         b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)),
+                                      b_.CreateICmpSLE(b_.CreateAdd(first, i64(L)), size))));
+    auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
+    auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
+    auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+    b_.CreateCondBr(whole, plainBB, maskedBB);
+    b_.SetInsertPoint(plainBB);
+    if (isLoad)
+      b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, gp, al), lp, al);
+    else
+      b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al);
+    b_.CreateBr(joinBB);
+    b_.SetInsertPoint(maskedBB);
+    if (isLoad)
+      finishLoad(b_.CreateMaskedLoad(vt, gp, al, m, otherV));
+    else
+      b_.CreateMaskedStore(stored, gp, al, m);
+    b_.CreateBr(joinBB);
+    b_.SetInsertPoint(joinBB);
+  });
+  b_.CreateRetVoid();
+  fn_ = savedFn;
+  return fn;
+}
+
+void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
+                              const std::vector<llvm::Value *> &off,
+                              const std::vector<int64_t> &shape, llvm::Value *buf,
+                              llvm::Value *other) {
+  ScalarKind k = t.elem;
+  unsigned rank = t.sizes.size(), r = shape.size(), lead = rank - r;
+  llvm::Function *rowFn = rowMoveFunction(k, isLoad);
+  llvm::Value *leadOk = b_.getTrue(), *leadBase = i64(0);
+  for (unsigned d = 0; d < lead; ++d) {
+    leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSGE(off[d], i64(0)));
+    leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSLT(off[d], t.sizes[d]));
+    leadBase = b_.CreateAdd(leadBase, b_.CreateMul(off[d], t.strides[d]));
+  }
+  int64_t n = shape.back();
+  std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+  emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+    llvm::Value *ok = leadOk, *g = leadBase, *l = i64(0);
+    int64_t tileStride = n;
+    for (size_t q = idx.size(); q-- > 0;) {
+      llvm::Value *pos = b_.CreateAdd(off[lead + q], idx[q]);
+      ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
+      ok = b_.CreateAnd(ok, b_.CreateICmpSLT(pos, t.sizes[lead + q]));
+      g = b_.CreateAdd(g, b_.CreateMul(pos, t.strides[lead + q]));
+      l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
+      tileStride *= shape[q];
+    }
+    std::vector<llvm::Value *> args = {elemPtr(k, buf, l), elemPtr(k, t.data, g), off[rank - 1],
+                                       t.sizes[rank - 1], i64(n), ok};
+    if (isLoad)
+      args.push_back(other);
+    b_.CreateCall(rowFn, args);
+  });
+}
+
 void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
                                const std::vector<llvm::Value *> &off,
                                const std::vector<int64_t> &shape, llvm::Value *buf,
@@ -792,10 +917,27 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  // Partial, masked or strided tiles: out of line, in the runtime (see
-  // tilejit_rt_load_tile in jit/Runtime.h), one call per tile.
-  emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
-                   isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+  if (!mask && k != ScalarKind::I1) {
+    // A partial tile over a contiguous innermost axis (a tensor's edge: the
+    // common case) moves inline, row by row; strided ones go to the runtime.
+    auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
+    auto *call = llvm::BasicBlock::Create(ctx_, isLoad ? "load.call" : "store.call", fn_);
+    auto *slowDone = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow.done" : "store.slow.done", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(t.strides[rank - 1], i64(1)), rows, call);
+    b_.SetInsertPoint(rows);
+    emitPartialRows(isLoad, t, off, shape, buf, isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+    b_.CreateBr(slowDone);
+    b_.SetInsertPoint(call);
+    emitTileMoveCall(isLoad, t, off, shape, buf, nullptr,
+                     isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+    b_.CreateBr(slowDone);
+    b_.SetInsertPoint(slowDone);
+  } else {
+    // Masked, boolean or strided tiles: out of line, in the runtime (see
+    // tilejit_rt_load_tile in jit/Runtime.h), one call per tile.
+    emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
+                     isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+  }
   llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

@@ -136,6 +136,8 @@ private:
   llvm::Value *offsetSlot_ = nullptr;
   /// One constant array per tile shape passed to the runtime.
   std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
+  /// Row-move functions by (element kind, is load).
+  std::map<std::pair<int, bool>, llvm::Function *> rowMoves_;
   /// The largest tensor rank (rt::kMaxRank in jit/Runtime.h).
   static constexpr unsigned kMaxTensorRank = 6;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
@@ -181,6 +183,12 @@ public:
   /// Calls the runtime to move a partial, masked or strided tile between
   /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
   /// load reads outside the tensor; `mask`: the tile mask's buffer or null).
+  /// Moves a partial tile over a contiguous innermost axis row by row: the
+  /// rows inline, each row's columns in a function shared by every access of
+  /// the module with that element kind and direction (rowMoveFunction).
+  void emitPartialRows(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
+                       const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other);
+  llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad);
   void emitTileMoveCall(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                         const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *mask,
                         llvm::Value *other);
