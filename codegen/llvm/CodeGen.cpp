@@ -645,24 +645,33 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   return user;
 }
 
-llvm::Function *CodeGen::rowMoveFunction(ScalarKind k, bool isLoad) {
-  llvm::Function *&fn = rowMoves_[{static_cast<int>(k), isLoad}];
+llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
+  // Pure data movement: elements move as integers of their width (f16, bf16,
+  // i16 and u16 share one function, and no half-precision lanes need
+  // legalising).
+  unsigned eb = ir::byteWidth(kind);
+  ScalarKind k = eb == 1 ? ScalarKind::U8 : eb == 2 ? ScalarKind::U16
+               : eb == 4 ? ScalarKind::U32 : ScalarKind::I64;
+  llvm::Function *&fn = rowMoves_[{static_cast<int>(eb), isLoad}];
   if (fn)
     return fn;
-  // void (ptr bufRow, ptr dataRow, i64 first, i64 size, i64 n, i1 ok[, other])
-  // moves tile columns [0, n) of one row: tile column j is tensor column
-  // first + j of the row at dataRow (element 0 of the tensor row); columns
-  // outside [0, size), or every column when !ok, read `other` (loads) or are
-  // not written (stores).
+  // void (ptr buf, ptr data, i64 rowStride, i64 rows, i64 row0, i64 rowSize,
+  //       i64 first, i64 size, i64 n, i1 ok[, other])
+  // moves a [rows, n] tile: tile element (t, j) is tensor element (row0 + t,
+  // first + j) of the 2-D slice at `data` (element (0, 0) of the slice, rows
+  // rowStride apart, rowSize rows of size columns). Elements outside the
+  // slice, or every element when !ok, read `other` (loads) or are not written
+  // (stores).
   auto *ptr = b_.getPtrTy();
   auto *i64t = b_.getInt64Ty();
-  std::vector<llvm::Type *> params = {ptr, ptr, i64t, i64t, i64t, b_.getInt1Ty()};
+  std::vector<llvm::Type *> params = {ptr, ptr, i64t, i64t, i64t, i64t,
+                                      i64t, i64t, i64t, b_.getInt1Ty()};
   if (isLoad)
     params.push_back(memType(k));
   auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn = llvm::Function::Create(ft, llvm::Function::InternalLinkage,
-                              std::string(isLoad ? "tile.rows.load." : "tile.rows.store.") +
-                                  ir::scalarName(k),
+                              std::string(isLoad ? "tile.rows.load.b" : "tile.rows.store.b") +
+                                  std::to_string(8 * eb),
                               module_);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr("target-cpu", target_.cpu);
@@ -672,51 +681,49 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind k, bool isLoad) {
   llvm::IRBuilderBase::InsertPointGuard guard(b_);
   fn_ = fn;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
-  llvm::Value *bufRow = fn->getArg(0), *dataRow = fn->getArg(1), *first0 = fn->getArg(2),
-              *size = fn->getArg(3), *n = fn->getArg(4), *ok = fn->getArg(5);
+  llvm::Value *buf = fn->getArg(0), *data = fn->getArg(1), *rowStride = fn->getArg(2),
+              *rows = fn->getArg(3), *row0 = fn->getArg(4), *rowSize = fn->getArg(5),
+              *first0 = fn->getArg(6), *size = fn->getArg(7), *n = fn->getArg(8),
+              *sliceOk = fn->getArg(9);
   unsigned L = lanes_;
   llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
   llvm::Align al(ir::byteWidth(k));
-  llvm::Value *otherV = isLoad ? splat(fn->getArg(6), L) : nullptr;
+  llvm::Value *otherV = isLoad ? splat(fn->getArg(10), L) : nullptr;
+  // The tile columns inside the tensor row, [lo, hi) (empty when !ok), once
+  // per row: chunks wholly inside move with plain vector accesses, only the
+  // row's end chunks build lane masks.
+  auto smin = [&](llvm::Value *a, llvm::Value *c) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, c);
+  };
+  auto smax = [&](llvm::Value *a, llvm::Value *c) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, c);
+  };
+  llvm::Value *lo = smax(i64(0), smin(n, b_.CreateNeg(first0)));
+  llvm::Value *hiAll = smax(lo, smin(n, b_.CreateSub(size, first0)));
+  auto *i32t = b_.getInt32Ty();
   std::vector<llvm::Constant *> laneIds;
   for (unsigned i = 0; i < L; ++i)
-    laneIds.push_back(b_.getInt64(i));
+    laneIds.push_back(b_.getInt32(i));
   llvm::Value *iota = llvm::ConstantVector::get(laneIds);
-  llvm::Value *okSplat = b_.CreateVectorSplat(L, ok);
-  // AVX-512BW masks 8- and 16-bit lanes in one instruction, and every AVX2
-  // target masks 32- and 64-bit ones; only 8/16-bit lanes on AVX2 need a
-  // plain path for chunks wholly inside the row.
-  const bool cheapMasks = ir::byteWidth(k) >= 4 ||
-                          llvm::StringRef(target_.features).contains("+avx512bw");
+  llvm::Value *lo32 = b_.CreateVectorSplat(L, b_.CreateTrunc(lo, i32t));
+  llvm::Value *n32 = b_.CreateVectorSplat(L, b_.CreateTrunc(n, i32t));
+  emitLoop(i64(0), rows, 1, [&](llvm::Value *t) {
+  llvm::Value *pos = b_.CreateAdd(row0, t);
+  llvm::Value *ok = b_.CreateAnd(sliceOk, b_.CreateAnd(b_.CreateICmpSGE(pos, i64(0)),
+                                                       b_.CreateICmpSLT(pos, rowSize)));
+  llvm::Value *hi = b_.CreateSelect(ok, hiAll, lo);
+  llvm::Value *hi32 = b_.CreateVectorSplat(L, b_.CreateTrunc(hi, i32t));
+  llvm::Value *bufRow = elemPtr(k, buf, b_.CreateMul(t, n));
+  llvm::Value *dataAt = elemPtr(k, data, b_.CreateAdd(b_.CreateMul(pos, rowStride), first0));
   emitLoop(i64(0), n, L, [&](llvm::Value *j) {
-    llvm::Value *first = b_.CreateAdd(first0, j);
-    llvm::Value *cols = b_.CreateAdd(b_.CreateVectorSplat(L, first), iota);
-    llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, j), iota);
-    llvm::Value *tail = b_.CreateICmpSLT(lanes, b_.CreateVectorSplat(L, n));
-    llvm::Value *m = b_.CreateAnd(
-        b_.CreateAnd(okSplat, tail),
-        b_.CreateAnd(b_.CreateICmpSGE(cols, b_.CreateVectorSplat(L, i64(0))),
-                     b_.CreateICmpSLT(cols, b_.CreateVectorSplat(L, size))));
     llvm::Value *lp = elemPtr(k, bufRow, j);
-    llvm::Value *gp = elemPtr(k, dataRow, first);
-    llvm::Value *stored = isLoad ? nullptr : b_.CreateMaskedLoad(vt, lp, al, tail,
-                                                                  llvm::Constant::getNullValue(vt));
-    auto finishLoad = [&](llvm::Value *v) { b_.CreateMaskedStore(v, lp, al, tail); };
-    if (cheapMasks) {
-      if (isLoad)
-        finishLoad(b_.CreateMaskedLoad(vt, gp, al, m, otherV));
-      else
-        b_.CreateMaskedStore(stored, gp, al, m);
-      return;
-    }
-    llvm::Value *whole = b_.CreateAnd(
-        ok, b_.CreateAnd(b_.CreateICmpSLE(b_.CreateAdd(j, i64(L)), n),
-                         b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)),
-                                      b_.CreateICmpSLE(b_.CreateAdd(first, i64(L)), size))));
+    llvm::Value *gp = elemPtr(k, dataAt, j);
+    llvm::Value *inside = b_.CreateAnd(b_.CreateICmpSGE(j, lo),
+                                       b_.CreateICmpSLE(b_.CreateAdd(j, i64(L)), hi));
     auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
     auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
     auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
-    b_.CreateCondBr(whole, plainBB, maskedBB);
+    b_.CreateCondBr(inside, plainBB, maskedBB);
     b_.SetInsertPoint(plainBB);
     if (isLoad)
       b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, gp, al), lp, al);
@@ -724,12 +731,19 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind k, bool isLoad) {
       b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al);
     b_.CreateBr(joinBB);
     b_.SetInsertPoint(maskedBB);
-    if (isLoad)
-      finishLoad(b_.CreateMaskedLoad(vt, gp, al, m, otherV));
-    else
+    llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateTrunc(j, i32t)), iota);
+    llvm::Value *tail = b_.CreateICmpSLT(lanes, n32);
+    llvm::Value *m = b_.CreateAnd(b_.CreateICmpSGE(lanes, lo32), b_.CreateICmpSLT(lanes, hi32));
+    if (isLoad) {
+      b_.CreateMaskedStore(b_.CreateMaskedLoad(vt, gp, al, m, otherV), lp, al, tail);
+    } else {
+      llvm::Value *stored =
+          b_.CreateMaskedLoad(vt, lp, al, tail, llvm::Constant::getNullValue(vt));
       b_.CreateMaskedStore(stored, gp, al, m);
+    }
     b_.CreateBr(joinBB);
     b_.SetInsertPoint(joinBB);
+  });
   });
   b_.CreateRetVoid();
   fn_ = savedFn;
@@ -749,11 +763,13 @@ void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
     leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSLT(off[d], t.sizes[d]));
     leadBase = b_.CreateAdd(leadBase, b_.CreateMul(off[d], t.strides[d]));
   }
-  int64_t n = shape.back();
-  std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+  // The innermost two tile axes go to the shared function as a 2-D slice
+  // (a rank-1 tile is one row); axes before them loop here.
+  int64_t n = shape.back(), rows = r >= 2 ? shape[r - 2] : 1;
+  std::vector<int64_t> outer(shape.begin(), shape.end() - std::min<unsigned>(r, 2));
   emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
     llvm::Value *ok = leadOk, *g = leadBase, *l = i64(0);
-    int64_t tileStride = n;
+    int64_t tileStride = n * rows;
     for (size_t q = idx.size(); q-- > 0;) {
       llvm::Value *pos = b_.CreateAdd(off[lead + q], idx[q]);
       ok = b_.CreateAnd(ok, b_.CreateICmpSGE(pos, i64(0)));
@@ -762,10 +778,14 @@ void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
       l = b_.CreateAdd(l, b_.CreateMul(idx[q], i64(tileStride)));
       tileStride *= shape[q];
     }
-    std::vector<llvm::Value *> args = {elemPtr(k, buf, l), elemPtr(k, t.data, g), off[rank - 1],
-                                       t.sizes[rank - 1], i64(n), ok};
+    std::vector<llvm::Value *> args = {elemPtr(k, buf, l), elemPtr(k, t.data, g)};
+    if (r >= 2)
+      args.insert(args.end(), {t.strides[rank - 2], i64(rows), off[rank - 2], t.sizes[rank - 2]});
+    else
+      args.insert(args.end(), {i64(0), i64(1), i64(0), i64(1)});
+    args.insert(args.end(), {off[rank - 1], t.sizes[rank - 1], i64(n), ok});
     if (isLoad)
-      args.push_back(other);
+      args.push_back(b_.CreateBitCast(other, b_.getIntNTy(8 * ir::byteWidth(k))));
     b_.CreateCall(rowFn, args);
   });
 }
