@@ -124,6 +124,11 @@ llvm::Value *CodeGen::loadElems(ScalarKind k, llvm::Value *ptr, unsigned lanes,
 
 void CodeGen::storeElems(ScalarKind k, llvm::Value *val, llvm::Value *ptr,
                          unsigned lanes, llvm::Value *mask) {
+  // A conversion to f16 stored right away would become VCVTPS2PH with a
+  // memory operand, which AMD cores (Zen 4/5) run several times slower than
+  // the register form and a store; the fence keeps the two apart.
+  if (k == ScalarKind::F16 && lanes > 1 && llvm::isa<llvm::FPTruncInst>(val))
+    val = b_.CreateArithmeticFence(val, val->getType());
   if (k == ScalarKind::I1)
     val = b_.CreateZExt(val, lanes == 1 ? memType(k)
                                         : llvm::FixedVectorType::get(memType(k), lanes));

@@ -183,9 +183,9 @@ public:
   /// Calls the runtime to move a partial, masked or strided tile between
   /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
   /// load reads outside the tensor; `mask`: the tile mask's buffer or null).
-  /// Moves a partial tile over a contiguous innermost axis row by row: the
-  /// rows inline, each row's columns in a function shared by every access of
-  /// the module with that element kind and direction (rowMoveFunction).
+  /// Moves a partial tile over a contiguous innermost axis: its last two axes
+  /// through a row-move function shared by every access of the module with
+  /// that element width and direction (rowMoveFunction), leading axes here.
   void emitPartialRows(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                        const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other);
   llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad);
