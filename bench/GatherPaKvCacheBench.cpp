@@ -65,17 +65,6 @@ struct Problem {
     std::shuffle(ids.begin(), ids.end(), std::mt19937(3));
     for (int64_t i = 0; i < batches * width; ++i)
       table.push_back(ids[static_cast<size_t>(i % blocks)]);
-    auto view = [](void *data, DataType t, std::vector<int64_t> shape,
-                   runtime::Format f = runtime::Format::ND) {
-      TensorView v;
-      v.data = data;
-      v.dtype = t;
-      v.format = f;
-      v.strides = runtime::contiguousStrides(shape);
-      v.storageShape = {runtime::shapeNumel(shape)};
-      v.shape = std::move(shape);
-      return v;
-    };
     const runtime::Format f =
         nz ? runtime::Format::FractalNZ : runtime::Format::ND;
     std::vector<int64_t> cacheShape =
@@ -83,12 +72,12 @@ struct Problem {
            : std::vector<int64_t>{blocks, bs, heads, d};
     std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
                                        : std::vector<int64_t>{tokens, heads, d};
-    views[0] = view(keyCache.data(), dtype, cacheShape, f);
-    views[1] = view(valueCache.data(), dtype, cacheShape, f);
-    views[2] = view(table.data(), DataType::Int32, {batches, width});
-    views[3] = view(lens.data(), DataType::Int32, {batches});
-    views[4] = view(keyOut.data(), dtype, outShape);
-    views[5] = view(valueOut.data(), dtype, outShape);
+    views[0] = runtime::contiguousView(keyCache.data(), dtype, cacheShape, f);
+    views[1] = runtime::contiguousView(valueCache.data(), dtype, cacheShape, f);
+    views[2] = runtime::contiguousView(table.data(), DataType::Int32, {batches, width});
+    views[3] = runtime::contiguousView(lens.data(), DataType::Int32, {batches});
+    views[4] = runtime::contiguousView(keyOut.data(), dtype, outShape);
+    views[5] = runtime::contiguousView(valueOut.data(), dtype, outShape);
     args.keyCache = &views[0];
     args.valueCache = &views[1];
     args.blockTables = &views[2];
@@ -104,17 +93,8 @@ struct Problem {
 };
 
 /// Seconds of one run of `f`.
-template <typename F> double seconds(F &&f) {
-  auto t = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
+using bench::seconds;
 
 /// Times the generated kernel (phase 2 of a call prepared once: the
 /// launch), the whole call (phase 1 + 2 through the C++ API) and the twin,

@@ -34,16 +34,6 @@ using runtime::TensorView;
 
 namespace {
 
-TensorView view(void *data, DataType t, std::vector<int64_t> shape) {
-  TensorView v;
-  v.data = data;
-  v.dtype = t;
-  v.strides = runtime::contiguousStrides(shape);
-  v.storageShape = {runtime::shapeNumel(shape)};
-  v.shape = std::move(shape);
-  return v;
-}
-
 struct Problem {
   int64_t b, n = 32, nkv = 8, d = 128, len, bs = 128;
   DataType qType, kvType;
@@ -89,11 +79,11 @@ struct Problem {
     for (int64_t i = 0; i < blocks; ++i)
       table.push_back(static_cast<int32_t>(i));
     std::shuffle(table.begin(), table.end(), std::mt19937(4));
-    qv = view(q.data(), qt, {b, 1, n * d});
-    ov = view(out.data(), qt, {b, 1, n * d});
-    kv = view(k.data(), kt, {blocks, bs, nkv * d});
-    vv = view(v.data(), kt, {blocks, bs, nkv * d});
-    tv = view(table.data(), DataType::Int32, {b, blocksPer});
+    qv = runtime::contiguousView(q.data(), qt, {b, 1, n * d});
+    ov = runtime::contiguousView(out.data(), qt, {b, 1, n * d});
+    kv = runtime::contiguousView(k.data(), kt, {blocks, bs, nkv * d});
+    vv = runtime::contiguousView(v.data(), kt, {blocks, bs, nkv * d});
+    tv = runtime::contiguousView(table.data(), DataType::Int32, {b, blocksPer});
     kl.entries.emplace_back(kv);
     vl.entries.emplace_back(vv);
     asl.values.assign(static_cast<size_t>(b), len);
@@ -114,24 +104,15 @@ struct Problem {
       const uint16_t h = runtime::floatToHalfBits(0.01f);
       for (size_t i = 0; i < scale.size(); i += 2)
         std::memcpy(&scale[i], &h, 2);
-      sv = view(scale.data(), qt, {2, nkv * d});
+      sv = runtime::contiguousView(scale.data(), qt, {2, nkv * d});
       args.antiquantScale = &sv;
     }
   }
   double kvBytes() const { return 2.0 * static_cast<double>(k.size()); }
 };
 
-template <typename F> double seconds(F &&f) {
-  auto t = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
+using bench::seconds;
 
 void report(benchmark::State &state, Problem &p) {
   if (runtime::Status s = ops::increFlashAttentionV4(p.args); !s) {

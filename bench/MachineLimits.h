@@ -10,7 +10,10 @@
 #ifndef TILEJIT_BENCH_MACHINELIMITS_H
 #define TILEJIT_BENCH_MACHINELIMITS_H
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <vector>
 
 namespace tilejit::bench {
 
@@ -20,6 +23,19 @@ double fmaPeakGflops();
 double readBandwidthGBs(size_t bytes, int threads);
 /// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
 double copyBandwidthGBs(size_t bytes, int threads);
+
+/// Wall-clock seconds of one call of `f`.
+template <typename F> double seconds(F &&f) {
+  auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// The median of `v` (the upper one of an even count).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 } // namespace tilejit::bench
 

@@ -58,20 +58,11 @@ struct Problem {
     for (int64_t b = 0; b < batch; ++b)
       lens.push_back(160 + 16 * (b % 4));
     lensArray.values = lens;
-    auto view = [](void *data, DataType dt, std::vector<int64_t> shape) {
-      TensorView v;
-      v.data = data;
-      v.dtype = dt;
-      v.strides = runtime::contiguousStrides(shape);
-      v.storageShape = {runtime::shapeNumel(shape)};
-      v.shape = std::move(shape);
-      return v;
-    };
-    views[0] = view(input.data(), t, {blocks, page, heads, d});
-    views[1] = view(weight.data(), t, {cbs, heads});
-    views[2] = view(slots.data(), DataType::Int32, {batch});
-    views[3] = view(table.data(), DataType::Int32, {batch, width});
-    views[4] = view(out.data(), t, {batch, heads, d});
+    views[0] = runtime::contiguousView(input.data(), t, {blocks, page, heads, d});
+    views[1] = runtime::contiguousView(weight.data(), t, {cbs, heads});
+    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {batch});
+    views[3] = runtime::contiguousView(table.data(), DataType::Int32, {batch, width});
+    views[4] = runtime::contiguousView(out.data(), t, {batch, heads, d});
     args.input = &views[0];
     args.weight = &views[1];
     args.slotMapping = &views[2];
@@ -89,17 +80,8 @@ struct Problem {
   }
 };
 
-template <typename F> double seconds(F &&f) {
-  auto t = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
+using bench::seconds;
 
 void BM_NsaCompressDecode(benchmark::State &state) {
   Problem p(state.range(0) ? DataType::BFloat16 : DataType::Float16);

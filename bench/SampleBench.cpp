@@ -32,22 +32,13 @@ struct Paired {
 };
 
 template <typename G, typename T> Paired alternate(G &&gen, T &&twin, int reps = 15) {
-  auto seconds = [](auto &&fn) {
-    auto s = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
-  };
   std::vector<double> g, t, r;
   for (int i = 0; i < reps; ++i) {
-    g.push_back(seconds(gen));
-    t.push_back(seconds(twin));
+    g.push_back(bench::seconds(gen));
+    t.push_back(bench::seconds(twin));
     r.push_back(t.back() / g.back());
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  return {median(g), median(t), median(r)};
+  return {bench::median(g), bench::median(t), bench::median(r)};
 }
 
 double fmaPeak() {

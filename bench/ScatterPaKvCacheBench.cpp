@@ -72,27 +72,16 @@ struct Problem {
       std::shuffle(all.begin(), all.end(), std::mt19937(4));
       slots.assign(all.begin(), all.begin() + tokens);
     }
-    auto view = [](void *data, DataType t, std::vector<int64_t> shape,
-                   runtime::Format f = runtime::Format::ND) {
-      TensorView v;
-      v.data = data;
-      v.dtype = t;
-      v.format = f;
-      v.strides = runtime::contiguousStrides(shape);
-      v.storageShape = {runtime::shapeNumel(shape)};
-      v.shape = std::move(shape);
-      return v;
-    };
     const runtime::Format f =
         nz ? runtime::Format::FractalNZ : runtime::Format::ND;
     std::vector<int64_t> cacheShape =
         nz ? std::vector<int64_t>{blocks, row / e, bs, e}
            : std::vector<int64_t>{blocks, bs, heads, d};
-    views[0] = view(key.data(), dtype, {tokens, heads, d});
-    views[1] = view(keyCache.data(), dtype, cacheShape, f);
-    views[2] = view(slots.data(), DataType::Int32, {tokens});
-    views[3] = view(value.data(), dtype, {tokens, heads, d});
-    views[4] = view(valueCache.data(), dtype, cacheShape, f);
+    views[0] = runtime::contiguousView(key.data(), dtype, {tokens, heads, d});
+    views[1] = runtime::contiguousView(keyCache.data(), dtype, cacheShape, f);
+    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {tokens});
+    views[3] = runtime::contiguousView(value.data(), dtype, {tokens, heads, d});
+    views[4] = runtime::contiguousView(valueCache.data(), dtype, cacheShape, f);
     args.key = &views[0];
     args.keyCacheRef = &views[1];
     args.slotMapping = &views[2];
@@ -107,17 +96,8 @@ struct Problem {
 };
 
 /// Seconds of one run of `f`.
-template <typename F> double seconds(F &&f) {
-  auto t = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
+using bench::seconds;
 
 /// Times the generated kernel (phase 2 of a call prepared once: the
 /// launch), the whole call (phase 1 + 2 through the C++ API) and the twin,

@@ -11,6 +11,7 @@
 #define TILEJIT_OPS_WORKLOADS_H
 
 #include "jit/Compiler.h"
+#include "ops/runtime/Executor.h"
 
 #include <functional>
 #include <string>
@@ -30,6 +31,32 @@ struct WorkloadResult {
   double handwrittenUs = 0;///< median time of the hand-written twin
   std::string error;       ///< non-empty if the workload could not run
 };
+
+/// Runs an operator call once through its two phases for a workload: the
+/// kernel's tiling key and compile time go into `r`. False, with `r.error`
+/// set, if either phase fails.
+template <typename Args>
+bool runFirstCall(const Args &args,
+                  runtime::Status (*prepare)(const Args &, runtime::Executor &),
+                  WorkloadResult &r) {
+  runtime::Executor first(Args::kOpName);
+  runtime::Status s = prepare(args, first);
+  if (!s) {
+    r.error = s.message();
+    return false;
+  }
+  if (!first.kernelUses().empty()) {
+    const runtime::KernelUse &use = first.kernelUses()[0];
+    r.tilingKey = use.kernel->key().str();
+    r.compiled = use.compiled;
+    r.compileMs = use.compiled ? use.kernel->times().total : 0;
+  }
+  if (runtime::Status run = first.run({}); !run) {
+    r.error = run.message();
+    return false;
+  }
+  return true;
+}
 
 struct Workload {
   std::string name;

@@ -187,6 +187,14 @@ Status launchKernel(const jit::CompiledKernel &kernel, const rt::ArgPack &args,
   return Status::ok();
 }
 
+void setKernelLaunch(runtime::Executor &executor,
+                     std::shared_ptr<const KernelLaunch> launch, const char *op) {
+  executor.addKernelUse(launch->use);
+  executor.setLaunch([launch = std::move(launch), op](const runtime::LaunchContext &) {
+    return launchKernel(*launch->kernel, launch->args, op);
+  });
+}
+
 int64_t launchThreads() {
   static const int64_t threads = [] {
     int64_t n = omp_get_max_threads();

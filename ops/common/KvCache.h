@@ -70,6 +70,29 @@ runtime::Status getKernel(const jit::KernelSource &source,
 runtime::Status launchKernel(const jit::CompiledKernel &kernel,
                              const rt::ArgPack &args, const char *what);
 
+/// One prepared launch of a kernel: phase 1 fills it, phase 2 runs it.
+struct KernelLaunch {
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  rt::ArgPack args;
+  runtime::KernelUse use; ///< the kernel's key and whether it was compiled
+};
+
+/// Makes `launch` the executor's phase 2 (errors name `op`) and records its
+/// kernel use.
+void setKernelLaunch(runtime::Executor &executor,
+                     std::shared_ptr<const KernelLaunch> launch, const char *op);
+
+/// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2.
+template <typename Args>
+runtime::Status prepareAndRun(const Args &args,
+                              runtime::Status (*prepare)(const Args &,
+                                                         runtime::Executor &)) {
+  runtime::Executor executor(Args::kOpName);
+  if (runtime::Status s = prepare(args, executor); !s)
+    return s;
+  return executor.run(runtime::LaunchContext{});
+}
+
 /// The cores a launch may use (OpenMP's count, capped by
 /// TILEJIT_NUM_THREADS).
 int64_t launchThreads();

@@ -222,11 +222,7 @@ int64_t stepTile(int64_t n, std::initializer_list<int64_t> sizes) {
 
 /// The prepared launch: the kernel and its argument block (the pack points
 /// into itself, so it lives behind a shared_ptr and is never copied).
-struct Launch {
-  std::shared_ptr<const jit::CompiledKernel> kernel;
-  rt::ArgPack args;
-  runtime::KernelUse use;
-};
+using Launch = KernelLaunch;
 
 void pack(rt::ArgPack &p, const TensorView &t) {
   p.tensor(t.firstElement(), t.shape, t.strides);
@@ -414,18 +410,12 @@ Status prepareGatherPaKvCache(const aclnn::GatherPaKvCacheArgs &a,
   auto launch = std::make_shared<Launch>();
   if (Status s = plan(a, nz, *launch); !s)
     return s;
-  executor.addKernelUse(launch->use);
-  executor.setLaunch([launch](const runtime::LaunchContext &) {
-    return launchKernel(*launch->kernel, launch->args, "GatherPaKvCache");
-  });
+  setKernelLaunch(executor, launch, "GatherPaKvCache");
   return Status::ok();
 }
 
 Status gatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args) {
-  runtime::Executor executor(aclnn::GatherPaKvCacheArgs::kOpName);
-  if (Status s = prepareGatherPaKvCache(args, executor); !s)
-    return s;
-  return executor.run(runtime::LaunchContext{});
+  return prepareAndRun(args, prepareGatherPaKvCache);
 }
 
 TILEJIT_REGISTER_ACLNN_OP(aclnn::GatherPaKvCacheArgs, prepareGatherPaKvCache);

@@ -15,18 +15,6 @@ namespace {
 using runtime::DataType;
 using runtime::TensorView;
 
-TensorView view(void *data, DataType type, std::vector<int64_t> shape,
-                runtime::Format format = runtime::Format::ND) {
-  TensorView t;
-  t.data = data;
-  t.dtype = type;
-  t.format = format;
-  t.strides = runtime::contiguousStrides(shape);
-  t.storageShape = {runtime::shapeNumel(shape)};
-  t.shape = std::move(shape);
-  return t;
-}
-
 /// A prefill with prefix cache: 16 requests of 385 to 640 tokens (8200 in
 /// all) gathered from a paged cache of 128 blocks x 128 slots x 8 heads x 128
 /// (Norm, f16, or PA_NZ, bf16), int32 indices, one request with a one-block
@@ -63,13 +51,13 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
       nz ? runtime::Format::FractalNZ : runtime::Format::ND;
   auto args = [&](std::vector<unsigned char> &k, std::vector<unsigned char> &v,
                   TensorView *views) {
-    views[0] = view(kc.data(), dtype, cacheShape, format);
-    views[1] = view(vc.data(), dtype, cacheShape, format);
-    views[2] = view(table.data(), DataType::Int32, {batches, w});
-    views[3] = view(lens.data(), DataType::Int32, {batches});
-    views[4] = view(k.data(), dtype, outShape);
-    views[5] = view(v.data(), dtype, outShape);
-    views[6] = view(offs.data(), DataType::Int32, {batches});
+    views[0] = runtime::contiguousView(kc.data(), dtype, cacheShape, format);
+    views[1] = runtime::contiguousView(vc.data(), dtype, cacheShape, format);
+    views[2] = runtime::contiguousView(table.data(), DataType::Int32, {batches, w});
+    views[3] = runtime::contiguousView(lens.data(), DataType::Int32, {batches});
+    views[4] = runtime::contiguousView(k.data(), dtype, outShape);
+    views[5] = runtime::contiguousView(v.data(), dtype, outShape);
+    views[6] = runtime::contiguousView(offs.data(), DataType::Int32, {batches});
     aclnn::GatherPaKvCacheArgs a;
     a.keyCache = &views[0];
     a.valueCache = &views[1];
@@ -83,21 +71,8 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   };
   TensorView gen[7], ref[7], twin[7];
   auto a = args(ko, vo, gen);
-  runtime::Executor first(aclnn::GatherPaKvCacheArgs::kOpName);
-  if (runtime::Status s = prepareGatherPaKvCache(a, first); !s) {
-    r.error = s.message();
+  if (!runFirstCall(a, prepareGatherPaKvCache, r))
     return r;
-  }
-  if (!first.kernelUses().empty()) {
-    const runtime::KernelUse &use = first.kernelUses()[0];
-    r.tilingKey = use.kernel->key().str();
-    r.compiled = use.compiled;
-    r.compileMs = use.compiled ? use.kernel->times().total : 0;
-  }
-  if (runtime::Status s = first.run({}); !s) {
-    r.error = s.message();
-    return r;
-  }
   gatherPaKvCacheReference(args(koRef, voRef, ref));
   r.passed = ko == koRef && vo == voRef; // pure data movement: bit-exact
   r.maxAbsErr = r.passed ? 0 : 1;

@@ -358,10 +358,7 @@ Status prepareIncreFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &a,
 }
 
 Status increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args) {
-  runtime::Executor executor(aclnn::IncreFlashAttentionV4Args::kOpName);
-  if (Status s = prepareIncreFlashAttentionV4(args, executor); !s)
-    return s;
-  return executor.run(runtime::LaunchContext{});
+  return prepareAndRun(args, prepareIncreFlashAttentionV4);
 }
 
 TILEJIT_REGISTER_ACLNN_OP(aclnn::IncreFlashAttentionV4Args,

@@ -19,16 +19,6 @@ namespace {
 using runtime::DataType;
 using runtime::TensorView;
 
-TensorView view(void *data, DataType type, std::vector<int64_t> shape) {
-  TensorView t;
-  t.data = data;
-  t.dtype = type;
-  t.strides = runtime::contiguousStrides(shape);
-  t.storageShape = {runtime::shapeNumel(shape)};
-  t.shape = std::move(shape);
-  return t;
-}
-
 double toDouble(const unsigned char *p, DataType t) {
   uint16_t h;
   std::memcpy(&h, p, 2);
@@ -66,13 +56,13 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   runtime::IntArray asl;
   for (int64_t i = 0; i < b; ++i)
     asl.values.push_back(300 + 50 * i + i % 3);
-  TensorView qv = view(q.data(), dtype, {b, 1, n * d});
-  TensorView kv = view(k.data(), dtype, {blocks, bs, nkv * d});
-  TensorView vv = view(v.data(), dtype, {blocks, bs, nkv * d});
-  TensorView tv = view(table.data(), DataType::Int32, {b, per});
-  TensorView ov = view(out.data(), dtype, {b, 1, n * d});
-  TensorView rv = view(ref.data(), dtype, {b, 1, n * d});
-  TensorView hv = view(twin.data(), dtype, {b, 1, n * d});
+  TensorView qv = runtime::contiguousView(q.data(), dtype, {b, 1, n * d});
+  TensorView kv = runtime::contiguousView(k.data(), dtype, {blocks, bs, nkv * d});
+  TensorView vv = runtime::contiguousView(v.data(), dtype, {blocks, bs, nkv * d});
+  TensorView tv = runtime::contiguousView(table.data(), DataType::Int32, {b, per});
+  TensorView ov = runtime::contiguousView(out.data(), dtype, {b, 1, n * d});
+  TensorView rv = runtime::contiguousView(ref.data(), dtype, {b, 1, n * d});
+  TensorView hv = runtime::contiguousView(twin.data(), dtype, {b, 1, n * d});
   runtime::TensorList kl, vl;
   kl.entries.emplace_back(kv);
   vl.entries.emplace_back(vv);
@@ -89,21 +79,8 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   a.inputLayout = "BSH";
   a.innerPrecise = 1;
   a.attentionOut = &ov;
-  runtime::Executor first(aclnn::IncreFlashAttentionV4Args::kOpName);
-  if (runtime::Status s = prepareIncreFlashAttentionV4(a, first); !s) {
-    r.error = s.message();
+  if (!runFirstCall(a, prepareIncreFlashAttentionV4, r))
     return r;
-  }
-  if (!first.kernelUses().empty()) {
-    const runtime::KernelUse &use = first.kernelUses()[0];
-    r.tilingKey = use.kernel->key().str();
-    r.compiled = use.compiled;
-    r.compileMs = use.compiled ? use.kernel->times().total : 0;
-  }
-  if (runtime::Status s = first.run({}); !s) {
-    r.error = s.message();
-    return r;
-  }
   aclnn::IncreFlashAttentionV4Args ra = a;
   ra.attentionOut = &rv;
   increFlashAttentionV4Reference(ra);

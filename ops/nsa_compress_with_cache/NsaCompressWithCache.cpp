@@ -187,11 +187,8 @@ Status checkTiling(const aclnn::NsaCompressWithCacheArgs &a) {
 
 /// The prepared launch: the kernel, the work list it reads and its argument
 /// block (the pack points into both, so it lives behind a shared_ptr).
-struct Launch {
-  std::shared_ptr<const jit::CompiledKernel> kernel;
+struct Launch : KernelLaunch {
   std::vector<int64_t> work; // (b, k0) per qualifying entry
-  rt::ArgPack args;
-  runtime::KernelUse use;
 };
 
 void pack(rt::ArgPack &p, const TensorView &t) {
@@ -259,18 +256,12 @@ Status prepareNsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &a,
     return Status::ok(); // no entry completes a window: nothing to do
   if (Status s = plan(a, *launch); !s)
     return s;
-  executor.addKernelUse(launch->use);
-  executor.setLaunch([launch](const runtime::LaunchContext &) {
-    return launchKernel(*launch->kernel, launch->args, "NsaCompressWithCache");
-  });
+  setKernelLaunch(executor, launch, "NsaCompressWithCache");
   return Status::ok();
 }
 
 Status nsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args) {
-  runtime::Executor executor(aclnn::NsaCompressWithCacheArgs::kOpName);
-  if (Status s = prepareNsaCompressWithCache(args, executor); !s)
-    return s;
-  return executor.run(runtime::LaunchContext{});
+  return prepareAndRun(args, prepareNsaCompressWithCache);
 }
 
 TILEJIT_REGISTER_ACLNN_OP(aclnn::NsaCompressWithCacheArgs,

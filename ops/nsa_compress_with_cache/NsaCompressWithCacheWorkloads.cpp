@@ -15,16 +15,6 @@ namespace {
 using runtime::DataType;
 using runtime::TensorView;
 
-TensorView view(void *data, DataType type, std::vector<int64_t> shape) {
-  TensorView t;
-  t.data = data;
-  t.dtype = type;
-  t.strides = runtime::contiguousStrides(shape);
-  t.storageShape = {runtime::shapeNumel(shape)};
-  t.shape = std::move(shape);
-  return t;
-}
-
 /// A decode step: 64 entries of 32 heads x 128, every one completing a
 /// window of 32 tokens (stride 16) read through a shuffled block table of
 /// 128-token pages; f16 or bf16.
@@ -49,11 +39,11 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   auto out = out0, outRef = out0, outTwin = out0;
   runtime::IntArray lensArray{lens};
   auto args = [&](std::vector<unsigned char> &o, TensorView *views) {
-    views[0] = view(input.data(), dtype, {blocks, page, heads, d});
-    views[1] = view(weight.data(), dtype, {cbs, heads});
-    views[2] = view(slots.data(), DataType::Int32, {batch});
-    views[3] = view(table.data(), DataType::Int32, {batch, w});
-    views[4] = view(o.data(), dtype, {batch, heads, d});
+    views[0] = runtime::contiguousView(input.data(), dtype, {blocks, page, heads, d});
+    views[1] = runtime::contiguousView(weight.data(), dtype, {cbs, heads});
+    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {batch});
+    views[3] = runtime::contiguousView(table.data(), DataType::Int32, {batch, w});
+    views[4] = runtime::contiguousView(o.data(), dtype, {batch, heads, d});
     aclnn::NsaCompressWithCacheArgs a;
     a.input = &views[0];
     a.weight = &views[1];
@@ -69,21 +59,8 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   };
   TensorView gen[5], ref[5], twin[5];
   auto a = args(out, gen);
-  runtime::Executor first(aclnn::NsaCompressWithCacheArgs::kOpName);
-  if (runtime::Status s = prepareNsaCompressWithCache(a, first); !s) {
-    r.error = s.message();
+  if (!runFirstCall(a, prepareNsaCompressWithCache, r))
     return r;
-  }
-  if (!first.kernelUses().empty()) {
-    const runtime::KernelUse &use = first.kernelUses()[0];
-    r.tilingKey = use.kernel->key().str();
-    r.compiled = use.compiled;
-    r.compileMs = use.compiled ? use.kernel->times().total : 0;
-  }
-  if (runtime::Status s = first.run({}); !s) {
-    r.error = s.message();
-    return r;
-  }
   nsaCompressWithCacheReference(args(outRef, ref));
   r.passed = out == outRef; // the spec's order: bit-exact
   r.maxAbsErr = r.passed ? 0 : 1;

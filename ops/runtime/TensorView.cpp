@@ -17,6 +17,18 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+TensorView contiguousView(void *data, DataType dtype, std::vector<int64_t> shape,
+                          Format format) {
+  TensorView t;
+  t.data = data;
+  t.dtype = dtype;
+  t.format = format;
+  t.strides = contiguousStrides(shape);
+  t.storageShape = {shapeNumel(shape)};
+  t.shape = std::move(shape);
+  return t;
+}
+
 int64_t shapeNumel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)

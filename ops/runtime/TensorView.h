@@ -96,6 +96,11 @@ struct BoolArray {
   std::vector<bool> values; ///< the values
 };
 
+/// A contiguous row-major view of `shape` over the whole of `data` (storage
+/// shape: the element count, offset 0).
+TensorView contiguousView(void *data, DataType dtype, std::vector<int64_t> shape,
+                          Format format = Format::ND);
+
 /// A list of tensor views; an entry may be absent (a NULL in the C list).
 struct TensorList {
   std::vector<std::optional<TensorView>> entries; ///< copies of the views

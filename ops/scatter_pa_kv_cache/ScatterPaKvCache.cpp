@@ -512,11 +512,7 @@ int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
 }
 
 /// The prepared launch: the kernel and its argument block.
-struct Launch {
-  std::shared_ptr<const jit::CompiledKernel> kernel;
-  rt::ArgPack args;
-  runtime::KernelUse use;
-};
+using Launch = KernelLaunch;
 
 void pack(rt::ArgPack &p, const ArgView &v) {
   p.tensor(v.data, v.sizes, v.strides);
@@ -713,18 +709,12 @@ Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
   auto launch = std::make_shared<Launch>();
   if (Status s = plan(a, sc, mode, nct, *launch); !s)
     return s;
-  executor.addKernelUse(launch->use);
-  executor.setLaunch([launch](const runtime::LaunchContext &) {
-    return launchKernel(*launch->kernel, launch->args, "ScatterPaKvCache");
-  });
+  setKernelLaunch(executor, launch, "ScatterPaKvCache");
   return Status::ok();
 }
 
 Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args) {
-  runtime::Executor executor(aclnn::ScatterPaKvCacheArgs::kOpName);
-  if (Status s = prepareScatterPaKvCache(args, executor); !s)
-    return s;
-  return executor.run(runtime::LaunchContext{});
+  return prepareAndRun(args, prepareScatterPaKvCache);
 }
 
 TILEJIT_REGISTER_ACLNN_OP(aclnn::ScatterPaKvCacheArgs, prepareScatterPaKvCache);

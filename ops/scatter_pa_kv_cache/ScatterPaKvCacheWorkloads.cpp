@@ -15,16 +15,6 @@ namespace {
 using runtime::DataType;
 using runtime::TensorView;
 
-TensorView view(void *data, DataType type, std::vector<int64_t> shape) {
-  TensorView t;
-  t.data = data;
-  t.dtype = type;
-  t.strides = runtime::contiguousStrides(shape);
-  t.storageShape = {runtime::shapeNumel(shape)};
-  t.shape = std::move(shape);
-  return t;
-}
-
 /// A prefill step: `tokens` new tokens of N heads into random free slots of
 /// a paged cache (ND or PA_NZ), f16 or bf16 by width, int32 slots.
 WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
@@ -48,11 +38,11 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
          : std::vector<int64_t>{blocks, bs, heads, d};
   auto args = [&](std::vector<unsigned char> &k, std::vector<unsigned char> &v,
                   TensorView *views) {
-    views[0] = view(key.data(), dtype, {tokens, heads, d});
-    views[1] = view(k.data(), dtype, cacheShape);
-    views[2] = view(slot32.data(), DataType::Int32, {tokens});
-    views[3] = view(value.data(), dtype, {tokens, heads, d});
-    views[4] = view(v.data(), dtype, cacheShape);
+    views[0] = runtime::contiguousView(key.data(), dtype, {tokens, heads, d});
+    views[1] = runtime::contiguousView(k.data(), dtype, cacheShape);
+    views[2] = runtime::contiguousView(slot32.data(), DataType::Int32, {tokens});
+    views[3] = runtime::contiguousView(value.data(), dtype, {tokens, heads, d});
+    views[4] = runtime::contiguousView(v.data(), dtype, cacheShape);
     aclnn::ScatterPaKvCacheArgs a;
     a.key = &views[0];
     a.keyCacheRef = &views[1];
@@ -64,21 +54,8 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   };
   TensorView gen[5], ref[5], twin[5];
   auto a = args(kc, vc, gen);
-  runtime::Executor first(aclnn::ScatterPaKvCacheArgs::kOpName);
-  if (runtime::Status s = prepareScatterPaKvCache(a, first); !s) {
-    r.error = s.message();
+  if (!runFirstCall(a, prepareScatterPaKvCache, r))
     return r;
-  }
-  if (!first.kernelUses().empty()) {
-    const runtime::KernelUse &use = first.kernelUses()[0];
-    r.tilingKey = use.kernel->key().str();
-    r.compiled = use.compiled;
-    r.compileMs = use.compiled ? use.kernel->times().total : 0;
-  }
-  if (runtime::Status s = first.run({}); !s) {
-    r.error = s.message();
-    return r;
-  }
   scatterPaKvCacheReference(args(kcRef, vcRef, ref));
   r.passed = kc == kcRef && vc == vcRef; // pure data movement: bit-exact
   r.maxAbsErr = r.passed ? 0 : 1;

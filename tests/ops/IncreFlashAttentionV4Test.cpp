@@ -45,13 +45,7 @@ struct Buf {
                  0);
     refresh();
   }
-  void refresh() {
-    v.data = bytes.data();
-    v.dtype = dtype;
-    v.shape = shape;
-    v.strides = runtime::contiguousStrides(shape);
-    v.storageShape = {runtime::shapeNumel(shape)};
-  }
+  void refresh() { v = runtime::contiguousView(bytes.data(), dtype, shape); }
   int64_t numel() const { return runtime::shapeNumel(shape); }
   void set(int64_t i, double x) {
     unsigned char *p = bytes.data() + i * runtime::elementSize(dtype);
