@@ -612,6 +612,27 @@ CodeGen::Forwarded CodeGen::accessOf(const ir::Value *v) {
   return f;
 }
 
+bool CodeGen::writesBetween(const ir::Op &from, const ir::Op &to) {
+  std::function<bool(const ir::Op &)> writes = [&](const ir::Op &o) {
+    if (o.kind() == OpKind::Store || o.kind() == OpKind::Scatter ||
+        o.kind() == OpKind::StoreScalar)
+      return true;
+    for (unsigned i = 0; i < o.numBlocks(); ++i)
+      for (const auto &inner : o.block(i)->ops())
+        if (writes(*inner))
+          return true;
+    return false;
+  };
+  const auto &ops = from.parentBlock()->ops();
+  size_t i = 0;
+  while (ops[i].get() != &from)
+    ++i;
+  for (++i; i < ops.size() && ops[i].get() != &to; ++i)
+    if (writes(*ops[i]))
+      return true;
+  return false;
+}
+
 const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   const ir::Value *r = fused.result();
   if (useCounts_.lookup(r) != 1)
@@ -859,7 +880,10 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // already wrote the in-bounds case, skips the copy through the buffer.
   const ir::Op *user = isLoad ? singleUser_.lookup(tile) : nullptr;
   bool forwardLoad = isLoad && !mask && useCounts_.lookup(tile) == 1 && user &&
-                     user->kind() == OpKind::Fused && user->parentBlock() == op.parentBlock();
+                     user->parentBlock() == op.parentBlock() &&
+                     (user->kind() == OpKind::Fused ||
+                      (user->kind() == OpKind::Mma && user->operand(2) != tile &&
+                       !mmaTakesFewRows(*user) && !writesBetween(op, *user)));
   llvm::Value *storeDone = nullptr;
   if (!isLoad) {
     auto it = forwardedStores_.find(&op);

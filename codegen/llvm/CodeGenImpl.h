@@ -144,7 +144,9 @@ private:
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
   /// Load/store forwarding: a tile whose only consumer (or producer) is one
-  /// fused loop is read (written) by that loop straight from (to) global
+  /// fused loop, or an operand of one mma with many rows (see CodeGenMma.cpp)
+  /// and no write in between, is read
+  /// (written) by that op straight from (to) global
   /// memory when the whole tile is in bounds, and through its buffer
   /// otherwise. `base` points at element 0 of the tile either way; `strides`
   /// are the element strides of the tile's axes (innermost 1).
@@ -194,6 +196,12 @@ public:
                         llvm::Value *other);
   llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
                             const std::vector<int64_t> &shape);
+  /// Rows of a up to which mma takes its few-rows kernels (8 on AVX-512, 4
+  /// on AVX2), and whether `mma` does.
+  unsigned fewRows() const;
+  bool mmaTakesFewRows(const ir::Op &mma) const;
+  /// Whether an op strictly between `from` and `to` (one block) writes memory.
+  bool writesBetween(const ir::Op &from, const ir::Op &to);
   /// Where a fused loop reads input `v` / writes result `v`.
   Forwarded accessOf(const ir::Value *v);
   /// If the op after `fused` (a fused loop or a load; ignoring pure scalar

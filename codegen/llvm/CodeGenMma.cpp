@@ -1,13 +1,30 @@
 //===- CodeGenMma.cpp - The cube unit: a register-blocked FMA micro-kernel ===//
 ///
 /// \file
-/// `mma(a, b, acc)` lowers to: copy acc into the result buffer; pack a into an
-/// f32 [M, K] panel when it is not already one, and b into an f32 [K, N] panel
-/// (converting f16/bf16, transposing when transB); then, for each MR x NR
-/// block of the result, keep MR x (NR / lanes) accumulator vectors in
-/// registers over a K loop of broadcast(a[m, k]) * b[k, n:n+lanes] FMAs, one
-/// fma per k in ascending k (the order Tile IR promises). Edges use smaller
-/// row blocks and masked vectors.
+/// `mma(a, b, acc)` lowers to one of two register-blocked micro-kernels,
+/// after copying acc into the result buffer. Operands are read with their
+/// row stride: with many rows, a tile loaded once and consumed only by the
+/// mma is read straight from the tensor (see CodeGen::emitLoadStore); with
+/// few rows each element of b is read once, interleaved with FMAs, and a
+/// bulk row copy into the local buffer first keeps many more cache misses in
+/// flight (decode attention streaming its cache: 19 vs 14 GB/s), so the
+/// load keeps its copy.
+///
+/// - Broadcast form (b is [K, N]): for each MR x NR block of the result, MR x
+///   (NR / lanes) accumulator vectors stay in registers over a K loop of
+///   broadcast(a[m, k]) * b[k, n:n+lanes] FMAs, one fma per k in ascending k.
+///   With few rows (M <= 8 on AVX-512, 4 on AVX2: decode attention's query
+///   group) a is not re-read per block, so b's f16/bf16 rows are converted as
+///   they are loaded and the block is widened to M rows x up to 24 (12)
+///   accumulators; otherwise b is first packed to f32 (and transposed when
+///   transB), amortising the conversion over the row blocks.
+/// - Dot form (transB with few rows): b's rows are contiguous along K, as is
+///   a; each result element is a dot product. M x R rows of b are multiplied
+///   a vector of K at a time into M x R accumulators (lane l holds the k = l
+///   mod lanes products, in ascending k); lanes rows' accumulators are then
+///   reduced across lanes together by a halving tree of two-source shuffles
+///   (one vector of lanes results per row of a) and added to acc. No
+///   transposition and no packing of b.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
@@ -32,6 +49,12 @@ Blocking blockingFor(unsigned lanes) {
 
 } // namespace
 
+unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
+
+bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
+  return mma.result()->type().shape()[0] <= static_cast<int64_t>(fewRows());
+}
+
 void CodeGen::emitMma(const ir::Op &op) {
   auto &b = b_;
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *acc = op.operand(2);
@@ -44,40 +67,46 @@ void CodeGen::emitMma(const ir::Op &op) {
   llvm::Type *f32 = b.getFloatTy();
   llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
 
+  // Where the operands are (a forwarded load: in the tensor, else the
+  // buffer); rows are contiguous either way.
+  Forwarded fa = accessOf(a), fb = accessOf(bv);
   copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
+  if (K == 0)
+    return;
 
-  // Converts a row-major [rows, cols] tile of `kind` at `src` into f32 at
-  // `dst` (same layout), a vector of lanes at a time.
-  auto convertRows = [&](ScalarKind kind, llvm::Value *src, llvm::Value *dst,
+  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    llvm::Value *v = loadElems(kind, elemPtr(kind, base, idx), L, mask);
+    return kind == ScalarKind::F32 ? v : emitCast(v, kind, ScalarKind::F32, L);
+  };
+  // Converts a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
+  // contiguous f32 at `dst`, a vector of lanes at a time.
+  auto convertRows = [&](ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
                          int64_t rows, int64_t cols) {
     emitLoop(i64(0), i64(rows), 1, [&](llvm::Value *row) {
       for (int64_t j = 0; j < cols; j += L) {
         unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, cols - j));
         llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
-        llvm::Value *idx = b.CreateAdd(b.CreateMul(row, i64(cols)), i64(j));
-        llvm::Value *v = emitCast(loadElems(kind, elemPtr(kind, src, idx), L, m), kind,
-                                  ScalarKind::F32, L);
-        storeElems(ScalarKind::F32, v, b.CreateGEP(f32, dst, idx), L, m);
+        llvm::Value *v = loadF32(kind, src, b.CreateAdd(b.CreateMul(row, ld), i64(j)), m);
+        storeElems(ScalarKind::F32, v,
+                   b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(row, i64(cols)), i64(j))), L, m);
       }
     });
   };
-  // Transposes a row-major [rows, cols] tile of `kind` at `src` into f32
-  // [cols, rows] at `dst`: lanes x lanes blocks go through registers (a
-  // butterfly of shuffles: at width w, rows i and i|w swap their off-diagonal
-  // w x w sub-blocks), the ragged edges element by element.
-  auto transposeInto = [&](ScalarKind kind, llvm::Value *src, llvm::Value *dst,
+  // Transposes a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
+  // contiguous f32 [cols, rows] at `dst`: lanes x lanes blocks go through
+  // registers (a butterfly of shuffles: at width w, rows i and i|w swap
+  // their off-diagonal w x w sub-blocks), the ragged edges element by element.
+  auto transposeInto = [&](ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
                            int64_t rows, int64_t cols) {
     int64_t rFull = rows / L * L, cFull = cols / L * L;
     if (rFull > 0 && cFull > 0)
       emitLoop(i64(0), i64(rFull), L, [&](llvm::Value *r0) {
         emitLoop(i64(0), i64(cFull), L, [&](llvm::Value *c0) {
           std::vector<llvm::Value *> v(L);
-          for (unsigned i = 0; i < L; ++i) {
-            llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), i64(cols)), c0);
-            v[i] = emitCast(loadElems(kind, elemPtr(kind, src, idx), L, nullptr), kind,
-                            ScalarKind::F32, L);
-          }
+          for (unsigned i = 0; i < L; ++i)
+            v[i] = loadF32(kind, src, b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), ld), c0),
+                           nullptr);
           for (unsigned w = L / 2; w >= 1; w /= 2) {
             std::vector<int> lo(L), hi(L);
             for (unsigned c = 0; c < L; ++c) {
@@ -107,7 +136,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       emitLoop(i64(r0), i64(r1), 1, [&](llvm::Value *r) {
         emitLoop(i64(c0), i64(c1), 1, [&](llvm::Value *c) {
           llvm::Value *x = emitCast(
-              loadElems(kind, elemPtr(kind, src, b.CreateAdd(b.CreateMul(r, i64(cols)), c)), 1,
+              loadElems(kind, elemPtr(kind, src, b.CreateAdd(b.CreateMul(r, ld), c)), 1,
                         nullptr),
               kind, ScalarKind::F32, 1);
           b.CreateStore(x, b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(c, i64(rows)), r)));
@@ -118,28 +147,166 @@ void CodeGen::emitMma(const ir::Op &op) {
     scalarPart(rFull, rows, 0, cols);  // bottom rows
   };
 
-  // A as f32 [M, K] (row m at m*K); packed when needed.
-  llvm::Value *A = bufferOf(a);
+  // A as f32 [M, K], rows lda apart; packed when needed.
+  llvm::Value *A = fa.base, *lda = fa.strides[0];
   if (ka != ScalarKind::F32 || ta) {
     llvm::Value *packed = allocaEntry(f32, M * K);
     if (ta)
-      transposeInto(ka, A, packed, K, M); // a is [K, M]
+      transposeInto(ka, A, lda, packed, K, M); // a is [K, M]
     else
-      convertRows(ka, A, packed, M, K);
+      convertRows(ka, A, lda, packed, M, K);
     A = packed;
+    lda = i64(K);
   }
-  // B as f32 [K, N].
-  llvm::Value *B = bufferOf(bv);
-  if (kb != ScalarKind::F32 || tb) {
+  bool few = mmaTakesFewRows(op);
+
+  llvm::Value *B = fb.base, *ldb = fb.strides[0];
+
+  // A loop whose loop-carried values are vectors (accumulators in
+  // registers): `body(k, accs)` returns the next values.
+  auto carriedLoop = [&](llvm::Value *lb, llvm::Value *ub, int64_t step,
+                         const std::vector<llvm::Value *> &init,
+                         const std::function<std::vector<llvm::Value *>(
+                             llvm::Value *, const std::vector<llvm::Value *> &)> &body) {
+    llvm::BasicBlock *pre = b.GetInsertBlock();
+    auto *loop = llvm::BasicBlock::Create(ctx_, "mma.k", fn_);
+    auto *exit = llvm::BasicBlock::Create(ctx_, "mma.k.exit", fn_);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *k = b.CreatePHI(b.getInt64Ty(), 2, "k");
+    k->addIncoming(lb, pre);
+    std::vector<llvm::PHINode *> phis;
+    std::vector<llvm::Value *> cur;
+    for (llvm::Value *v : init) {
+      phis.push_back(b.CreatePHI(vf, 2));
+      phis.back()->addIncoming(v, pre);
+      cur.push_back(phis.back());
+    }
+    std::vector<llvm::Value *> next = body(k, cur);
+    llvm::Value *k1 = b.CreateAdd(k, i64(step), "", true, true);
+    k->addIncoming(k1, b.GetInsertBlock());
+    for (size_t i = 0; i < phis.size(); ++i)
+      phis[i]->addIncoming(next[i], b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpSLT(k1, ub), loop, exit);
+    b.SetInsertPoint(exit);
+    return next;
+  };
+
+  if (tb && few) {
+    // Dot form. R rows of b per pass: M x R accumulators, plus R + M
+    // operand vectors, within the register file.
+    unsigned budget = L >= 16 ? 16 : 8, cap = L >= 16 ? 8 : 4, R = 1;
+    while (R * 2 <= cap && R * 2 * M <= budget)
+      R *= 2;
+    int64_t kFull = K / L * L;
+    llvm::Value *kMask = K % L ? prefixMask(static_cast<unsigned>(K % L), L) : nullptr;
+    // Per-lane partial dot products of the group's rows: S[m][r][lane].
+    llvm::Value *S = allocaEntry(f32, M * L * L);
+    llvm::Value *zero = llvm::Constant::getNullValue(vf);
+    // Rows [row, row + rr) of b (group row r0 onwards) into S.
+    auto pass = [&](llvm::Value *row, llvm::Value *r0, unsigned rr) {
+      std::vector<llvm::Value *> bptr(rr);
+      for (unsigned r = 0; r < rr; ++r)
+        bptr[r] = b.CreateMul(b.CreateAdd(row, i64(r)), ldb);
+      auto step = [&](llvm::Value *k, const std::vector<llvm::Value *> &cur, llvm::Value *mask) {
+        std::vector<llvm::Value *> bvec(rr), next(cur.size());
+        for (unsigned r = 0; r < rr; ++r)
+          bvec[r] = loadF32(kb, B, b.CreateAdd(bptr[r], k), mask);
+
+        for (int64_t m = 0; m < M; ++m) {
+          llvm::Value *av = loadF32(ScalarKind::F32, A, b.CreateAdd(b.CreateMul(i64(m), lda), k),
+                                    mask);
+          for (unsigned r = 0; r < rr; ++r)
+            next[m * rr + r] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf},
+                                                 {av, bvec[r], cur[m * rr + r]});
+        }
+        return next;
+      };
+      std::vector<llvm::Value *> accs(M * rr, zero);
+      if (kFull > 0)
+        accs = carriedLoop(i64(0), i64(kFull), L, accs,
+                           [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
+                             return step(k, cur, nullptr);
+                           });
+      if (kMask)
+        accs = step(i64(kFull), accs, kMask);
+      for (int64_t m = 0; m < M; ++m)
+        for (unsigned r = 0; r < rr; ++r) {
+          llvm::Value *idx =
+              b.CreateMul(b.CreateAdd(i64(m * L), b.CreateAdd(r0, i64(r))), i64(L));
+          storeElems(ScalarKind::F32, accs[m * rr + r], b.CreateGEP(f32, S, idx), L, nullptr);
+        }
+    };
+    // Reduces S across lanes for a group of `rows` rows starting at n0 and
+    // adds the sums to C[m, n0 : n0 + rows].
+    auto reduceGroup = [&](llvm::Value *n0, unsigned rows) {
+      llvm::Value *cmask = rows < L ? prefixMask(rows, L) : nullptr;
+      for (int64_t m = 0; m < M; ++m) {
+        std::vector<llvm::Value *> v(L);
+        for (unsigned r = 0; r < L; ++r)
+          v[r] = r < rows ? loadElems(ScalarKind::F32,
+                                      b.CreateGEP(f32, S, i64((m * L + r) * L)), L, nullptr)
+                          : zero;
+        // Each level pairs vectors whose lanes form segments of s lanes (one
+        // row per segment) and halves the segments: lane r ends up holding
+        // row r's sum.
+        for (unsigned s = L; s > 1; s /= 2) {
+          unsigned h = s / 2, segs = L / s;
+          std::vector<int> lo(L), hi(L);
+          for (unsigned o = 0; o < L; ++o) {
+            unsigned seg = o / h, within = o % h;
+            unsigned src = seg < segs ? seg * s + within : (seg - segs) * s + within + L;
+            lo[o] = static_cast<int>(src);
+            hi[o] = static_cast<int>(src + h);
+          }
+          std::vector<llvm::Value *> next;
+          for (size_t i = 0; i + 1 < v.size(); i += 2)
+            next.push_back(b.CreateFAdd(b.CreateShuffleVector(v[i], v[i + 1], lo),
+                                        b.CreateShuffleVector(v[i], v[i + 1], hi)));
+          v = next;
+        }
+        llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
+        storeElems(ScalarKind::F32,
+                   b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), v[0]), cp, L, cmask);
+      }
+    };
+    int64_t nFull = N / L * L;
+    if (nFull > 0)
+      emitLoop(i64(0), i64(nFull), L, [&](llvm::Value *n0) {
+        emitLoop(i64(0), i64(L), R, [&](llvm::Value *r0) { pass(b.CreateAdd(n0, r0), r0, R); });
+        reduceGroup(n0, L);
+      });
+    if (unsigned tail = static_cast<unsigned>(N - nFull)) {
+      unsigned r0 = 0;
+      for (; r0 + R <= tail; r0 += R)
+        pass(i64(nFull + r0), i64(r0), R);
+      for (; r0 < tail; ++r0)
+        pass(i64(nFull + r0), i64(r0), 1);
+      reduceGroup(i64(nFull), tail);
+    }
+    return;
+  }
+
+  // Broadcast form. B as [K, N] rows ldb apart, of kind bk.
+  ScalarKind bk = kb;
+  if (tb || (!few && kb != ScalarKind::F32)) {
     llvm::Value *packed = allocaEntry(f32, K * N);
     if (tb)
-      transposeInto(kb, B, packed, N, K); // b is [N, K]
+      transposeInto(kb, B, ldb, packed, N, K); // b is [N, K]
     else
-      convertRows(kb, B, packed, K, N);
+      convertRows(kb, B, ldb, packed, K, N);
     B = packed;
+    ldb = i64(N);
+    bk = ScalarKind::F32;
   }
 
   Blocking blk = blockingFor(L);
+  int64_t vecs = (N + L - 1) / L;
+  if (few) {
+    unsigned most = std::max<unsigned>(1, (L >= 16 ? 24u : 12u) / static_cast<unsigned>(M));
+    int64_t blocks = (vecs + most - 1) / most;
+    blk = Blocking{static_cast<unsigned>(M), static_cast<unsigned>((vecs + blocks - 1) / blocks)};
+  }
   int64_t NR = blk.nVecs * L;
   // One micro-kernel instance: rows [m0, m0+mr), columns [n0, n0+cols).
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
@@ -156,43 +323,27 @@ void CodeGen::emitMma(const ir::Op &op) {
         init[m * nv + v] = loadElems(ScalarKind::F32, cptr[m * nv + v], L, masks[v]);
       }
     // K loop with the accumulators as loop-carried SSA values (registers).
-    llvm::BasicBlock *pre = b.GetInsertBlock();
-    auto *loop = llvm::BasicBlock::Create(ctx_, "mma.k", fn_);
-    auto *exit = llvm::BasicBlock::Create(ctx_, "mma.k.exit", fn_);
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    llvm::PHINode *k = b.CreatePHI(b.getInt64Ty(), 2, "k");
-    k->addIncoming(i64(0), pre);
-    std::vector<llvm::PHINode *> accs;
-    for (llvm::Value *v : init) {
-      accs.push_back(b.CreatePHI(vf, 2));
-      accs.back()->addIncoming(v, pre);
-    }
-    std::vector<llvm::Value *> bvec(nv);
-    llvm::Value *brow = b.CreateMul(k, i64(N));
-    for (unsigned v = 0; v < nv; ++v)
-      bvec[v] = loadElems(ScalarKind::F32,
-                          b.CreateGEP(f32, B, b.CreateAdd(brow, b.CreateAdd(n0, i64(v * L)))),
-                          L, masks[v]);
-    std::vector<llvm::Value *> next(mr * nv);
-    for (unsigned m = 0; m < mr; ++m) {
-      llvm::Value *aidx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), i64(K)), k);
-      llvm::Value *as = b.CreateVectorSplat(L, b.CreateLoad(f32, b.CreateGEP(f32, A, aidx)));
-      for (unsigned v = 0; v < nv; ++v)
-        next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf},
-                                             {as, bvec[v], accs[m * nv + v]});
-    }
-    llvm::Value *k1 = b.CreateAdd(k, i64(1), "", true, true);
-    k->addIncoming(k1, b.GetInsertBlock());
-    for (unsigned i = 0; i < accs.size(); ++i)
-      accs[i]->addIncoming(next[i], b.GetInsertBlock());
-    b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), loop, exit);
-    b.SetInsertPoint(exit);
-    for (unsigned i = 0; i < accs.size(); ++i)
-      storeElems(ScalarKind::F32, next[i], cptr[i], L, masks[i % nv]);
+    std::vector<llvm::Value *> out = carriedLoop(
+        i64(0), i64(K), 1, init, [&](llvm::Value *k, const std::vector<llvm::Value *> &accs) {
+          std::vector<llvm::Value *> bvec(nv);
+          llvm::Value *brow = b.CreateMul(k, ldb);
+          for (unsigned v = 0; v < nv; ++v)
+            bvec[v] = loadF32(bk, B, b.CreateAdd(brow, b.CreateAdd(n0, i64(v * L))), masks[v]);
+
+          std::vector<llvm::Value *> next(mr * nv);
+          for (unsigned m = 0; m < mr; ++m) {
+            llvm::Value *aidx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), lda), k);
+            llvm::Value *as =
+                b.CreateVectorSplat(L, b.CreateLoad(f32, b.CreateGEP(f32, A, aidx)));
+            for (unsigned v = 0; v < nv; ++v)
+              next[m * nv + v] =
+                  b.CreateIntrinsic(llvm::Intrinsic::fma, {vf}, {as, bvec[v], accs[m * nv + v]});
+          }
+          return next;
+        });
+    for (unsigned i = 0; i < out.size(); ++i)
+      storeElems(ScalarKind::F32, out[i], cptr[i], L, masks[i % nv]);
   };
-  if (K == 0)
-    return;
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {

@@ -1,0 +1,132 @@
+//===- MmaTest.cpp - The cube unit in each of its forms --------------------===//
+//
+// `mma(a, b, acc)` and `mma(a, transpose(b), acc)` over row counts that take
+// the few-rows kernels (1, 3, 4, 8) and the packed one (9, 16), column and
+// inner sizes with and without vector tails, f32/f16/bf16 operands, read
+// straight from a strided tensor (a load consumed only by the mma) or from
+// a local buffer. Operands are small integers, so every product and sum is
+// exact in f32 whatever the summation order: the results must match a plain
+// loop bit for bit, on both vector widths.
+//
+//===----------------------------------------------------------------------===//
+#include "jit/Compiler.h"
+#include "ops/samples/Half.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace tilejit;
+
+namespace {
+
+const char *kMma = R"(
+// a, b are wider than the tiles (rows of the view are not the tile's rows);
+// FWD = false routes the operands through local buffers.
+kernel mm<T: f32|f16|bf16, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
+    a: gm<T>[_, _], b: gm<T>[_, _], c0: gm<f32>[M, N], c: gm<f32>[M, N]) grid(1) {
+  var at = load(a, [1, 2], [M, K]);
+  if !FWD {
+    at = cast<T>(cast<f32>(at) * 1.0);
+  }
+  let acc = load(c0, [0, 0], [M, N]);
+  if TB {
+    var bt = load(b, [2, 1], [N, K]);
+    if !FWD {
+      bt = cast<T>(cast<f32>(bt) * 1.0);
+    }
+    store(c, [0, 0], mma(at, transpose(bt), acc));
+  } else {
+    var bt = load(b, [2, 1], [K, N]);
+    if !FWD {
+      bt = cast<T>(cast<f32>(bt) * 1.0);
+    }
+    store(c, [0, 0], mma(at, bt, acc));
+  }
+}
+)";
+
+std::vector<jit::TargetLevel> levels() {
+  std::vector<jit::TargetLevel> out{jit::TargetLevel::Avx2};
+  if (jit::Compiler::hostSupports(jit::TargetLevel::Avx512))
+    out.push_back(jit::TargetLevel::Avx512);
+  return out;
+}
+
+/// A tensor of small integers stored as `type` (exact in every one).
+struct Operand {
+  std::vector<float> values;
+  std::vector<unsigned char> bytes;
+  Operand(int64_t count, const std::string &type, int seed) {
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(static_cast<float>((i * 7 + seed * 13) % 7) - 3.0f);
+    size_t width = type == "f32" ? 4 : 2;
+    bytes.resize(static_cast<size_t>(count) * width);
+    for (int64_t i = 0; i < count; ++i) {
+      float v = values[static_cast<size_t>(i)];
+      if (type == "f32") {
+        std::memcpy(&bytes[static_cast<size_t>(i) * 4], &v, 4);
+      } else {
+        uint16_t h = type == "f16" ? ops::floatToHalf(v) : ops::floatToBf16(v);
+        std::memcpy(&bytes[static_cast<size_t>(i) * 2], &h, 2);
+      }
+    }
+  }
+};
+
+} // namespace
+
+TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
+  static jit::KernelSource src("mma.tile", kMma);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 16, 16}, {3, 37, 40}, {4, 64, 128}, {8, 20, 7},
+                          {9, 33, 19}, {16, 48, 64}};
+  for (jit::TargetLevel level : levels())
+    for (const char *type : {"f32", "f16", "bf16"})
+      for (bool tb : {true, false})
+        for (bool fwd : {true, false})
+          for (const Shape &s : shapes) {
+            if (!fwd && std::string(type) == "bf16")
+              continue; // buffers are covered by f32 and f16
+            SCOPED_TRACE(std::string(type) + " M=" + std::to_string(s.m) +
+                         " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
+                         (tb ? " transB" : "") + (fwd ? " forwarded" : " buffered"));
+            // a is [M + 2, K + 3] (tile at [1, 2]); b is [N + 3, K + 2] with
+            // transB, else [K + 3, N + 2] (tile at [2, 1]).
+            const int64_t aCols = s.k + 3, bRows = (tb ? s.n : s.k) + 3,
+                          bCols = (tb ? s.k : s.n) + 2;
+            Operand a((s.m + 2) * aCols, type, 1), bm(bRows * bCols, type, 2);
+            Operand acc(s.m * s.n, "f32", 3);
+            std::vector<float> c(static_cast<size_t>(s.m * s.n), -1.0f);
+            auto k = jit::Compiler::instance(level)->get(
+                src, "mm",
+                {{"T", type},
+                 {"M", std::to_string(s.m)},
+                 {"N", std::to_string(s.n)},
+                 {"K", std::to_string(s.k)},
+                 {"TB", tb ? "true" : "false"},
+                 {"FWD", fwd ? "true" : "false"}});
+            ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+            rt::ArgPack args;
+            args.tensor(a.bytes.data(), {s.m + 2, aCols})
+                .tensor(bm.bytes.data(), {bRows, bCols})
+                .tensor(acc.bytes.data(), {s.m, s.n})
+                .tensor(c.data(), {s.m, s.n});
+            ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+            for (int64_t i = 0; i < s.m; ++i)
+              for (int64_t j = 0; j < s.n; ++j) {
+                float want = acc.values[static_cast<size_t>(i * s.n + j)];
+                for (int64_t q = 0; q < s.k; ++q) {
+                  float x = a.values[static_cast<size_t>((i + 1) * aCols + q + 2)];
+                  float y = tb ? bm.values[static_cast<size_t>((j + 2) * bCols + q + 1)]
+                               : bm.values[static_cast<size_t>((q + 2) * bCols + j + 1)];
+                  want += x * y;
+                }
+                ASSERT_EQ(c[static_cast<size_t>(i * s.n + j)], want) << "at " << i << ", " << j;
+              }
+          }
+}
