@@ -1375,9 +1375,10 @@ std::optional<RValue> Sema::lowerMma(const Expr &e) {
       return std::nullopt;
     }
     ScalarKind k = t.elem();
-    if (k != ScalarKind::F32 && k != ScalarKind::F16 && k != ScalarKind::BF16) {
+    if (k != ScalarKind::F32 && k != ScalarKind::F16 && k != ScalarKind::BF16 &&
+        k != ScalarKind::I8) {
       error(x->loc, std::string("operand of '") + n +
-                        "' must be f32, f16 or bf16, got " + ir::scalarName(k));
+                        "' must be f32, f16, bf16 or i8, got " + ir::scalarName(k));
       return std::nullopt;
     }
   }

@@ -2,9 +2,10 @@
 //
 // `mma(a, b, acc)` and `mma(a, transpose(b), acc)` over row counts that take
 // the few-rows kernels (1, 3, 4, 8) and the packed one (9, 16), column and
-// inner sizes with and without vector tails, f32/f16/bf16 operands, read
-// straight from a strided tensor (a load consumed only by the mma) or from
-// a local buffer. Operands are small integers, so every product and sum is
+// inner sizes with and without vector tails, f32/f16/bf16/i8 operands, read
+// from a strided tensor (a load consumed only by the mma: straight from the
+// tensor with many rows, through its row copy with few) or from a local
+// buffer. Operands are small integers, so every product and sum is
 // exact in f32 whatever the summation order: the results must match a plain
 // loop bit for bit, on both vector widths.
 //
@@ -25,7 +26,7 @@ namespace {
 const char *kMma = R"(
 // a, b are wider than the tiles (rows of the view are not the tile's rows);
 // FWD = false routes the operands through local buffers.
-kernel mm<T: f32|f16|bf16, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
+kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
     a: gm<T>[_, _], b: gm<T>[_, _], c0: gm<f32>[M, N], c: gm<f32>[M, N]) grid(1) {
   var at = load(a, [1, 2], [M, K]);
   if !FWD {
@@ -62,12 +63,14 @@ struct Operand {
   Operand(int64_t count, const std::string &type, int seed) {
     for (int64_t i = 0; i < count; ++i)
       values.push_back(static_cast<float>((i * 7 + seed * 13) % 7) - 3.0f);
-    size_t width = type == "f32" ? 4 : 2;
+    size_t width = type == "f32" ? 4 : type == "i8" ? 1 : 2;
     bytes.resize(static_cast<size_t>(count) * width);
     for (int64_t i = 0; i < count; ++i) {
       float v = values[static_cast<size_t>(i)];
       if (type == "f32") {
         std::memcpy(&bytes[static_cast<size_t>(i) * 4], &v, 4);
+      } else if (type == "i8") {
+        bytes[static_cast<size_t>(i)] = static_cast<unsigned char>(static_cast<int8_t>(v));
       } else {
         uint16_t h = type == "f16" ? ops::floatToHalf(v) : ops::floatToBf16(v);
         std::memcpy(&bytes[static_cast<size_t>(i) * 2], &h, 2);
@@ -86,11 +89,11 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
   const Shape shapes[] = {{1, 16, 16}, {3, 37, 40}, {4, 64, 128}, {8, 20, 7},
                           {9, 33, 19}, {16, 48, 64}};
   for (jit::TargetLevel level : levels())
-    for (const char *type : {"f32", "f16", "bf16"})
+    for (const char *type : {"f32", "f16", "bf16", "i8"})
       for (bool tb : {true, false})
         for (bool fwd : {true, false})
           for (const Shape &s : shapes) {
-            if (!fwd && std::string(type) == "bf16")
+            if (!fwd && (std::string(type) == "bf16" || std::string(type) == "i8"))
               continue; // buffers are covered by f32 and f16
             SCOPED_TRACE(std::string(type) + " M=" + std::to_string(s.m) +
                          " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
