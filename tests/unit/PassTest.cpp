@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 using namespace tilejit;
@@ -540,4 +541,41 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
   EXPECT_EQ(log, (std::vector<std::string>{
                      "specialize unchanged", "fold-constants unchanged",
                      "fuse-elementwise unchanged", "plan-buffers changed"}));
+}
+
+TEST(FuseElementwisePass, GroupsReadAtMostEightTiles) {
+  // A sum of twelve loaded tiles (a cache window's tokens): one loop over
+  // all twelve would walk twelve rows in lockstep. Groups stop at eight
+  // input tiles; the rest fuse on their own.
+  std::string input = R"TIR(kernel @window(%x: tensor<f32, 2>) {
+  grid {
+    %0 = dim %x {axis = 0} : i64
+    yield %0
+  }
+  body {
+    %1 = const {value = 0} : i64
+)TIR";
+  for (int t = 0; t < 12; ++t)
+    input += "    %c" + std::to_string(t) + " = const {value = " + std::to_string(t) +
+             "} : i64\n    %l" + std::to_string(t) + " = load %x, %c" + std::to_string(t) +
+             ", %1 : tile<f32, 1, 64>\n";
+  input += "    %s0 = add %l0, %l1 : tile<f32, 1, 64>\n";
+  for (int t = 2; t < 12; ++t)
+    input += "    %s" + std::to_string(t - 1) + " = add %s" + std::to_string(t - 2) + ", %l" +
+             std::to_string(t) + " : tile<f32, 1, 64>\n";
+  input += "    store %x, %1, %1, %s10\n  }\n}\n";
+  std::string out = runOn(input, "fuse-elementwise");
+  ASSERT_EQ(out.find("ERROR"), std::string::npos) << out;
+  int groups = 0;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find("= fused ");
+    if (at == std::string::npos)
+      continue;
+    ++groups;
+    std::string operands = line.substr(at + 8, line.find(" :", at) - at - 8);
+    int n = static_cast<int>(std::count(operands.begin(), operands.end(), '%'));
+    EXPECT_LE(n, 8) << line;
+  }
+  EXPECT_EQ(groups, 2) << out;
 }
