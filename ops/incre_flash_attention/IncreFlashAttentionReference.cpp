@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -20,21 +21,22 @@ using runtime::TensorView;
 
 namespace {
 
-int64_t offsetOf(const TensorView &t, const std::vector<int64_t> &idx) {
+int64_t offsetOf(const TensorView &t, std::initializer_list<int64_t> idx) {
   int64_t off = 0;
-  for (size_t k = 0; k < idx.size(); ++k)
-    off += idx[k] * t.strides[k];
+  size_t k = 0;
+  for (int64_t i : idx)
+    off += i * t.strides[k++];
   return off;
 }
 
 /// Element `flat` of `t` in row-major order of its shape.
 int64_t flatOffset(const TensorView &t, int64_t flat) {
-  std::vector<int64_t> idx(t.shape.size());
+  int64_t off = 0;
   for (size_t k = t.shape.size(); k-- > 0;) {
-    idx[k] = flat % t.shape[k];
+    off += (flat % t.shape[k]) * t.strides[k];
     flat /= t.shape[k];
   }
-  return offsetOf(t, idx);
+  return off;
 }
 
 double valueAt(const TensorView &t, int64_t off) {

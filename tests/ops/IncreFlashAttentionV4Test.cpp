@@ -538,6 +538,59 @@ TEST(IncreFlashAttentionV4, TensorLists) {
   check(c);
 }
 
+TEST(IncreFlashAttentionV4, CrossProductOfEveryFeature) {
+  // The whole product the issue asks for: query layout x KV storage
+  // (contiguous, paged 3-D cache, paged 4-D cache where the layout allows
+  // it) x GQA ratio x {none, mask, pse, mask + pse + left padding} x KV
+  // (f16/bf16, INT8 per-tensor, INT8 per-channel) x output (query dtype,
+  // INT8 per-tensor, INT8 per-channel) x f16/bf16. Lengths 61, 0, 33 (not
+  // multiples of the 32-row blocks; a zero-length row). Left padding is
+  // ignored with page attention (spec 3.2), and still passed.
+  int cases = 0;
+  for (const char *layout : {"BSH", "BNSD", "BSND"})
+    for (int storage : {0, 3, 4}) {
+      if (storage == 4 && std::string(layout) != "BNSD")
+        continue; // a 4-D cache needs BNSD (spec 8.13)
+      for (int64_t g : {1, 4, 8, 64})
+        for (int extras = 0; extras < 4; ++extras)
+          for (int aq : {0, 1, 2})
+            for (int oq : {0, 1, 2})
+              for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+                Case c;
+                c.layout = layout;
+                c.b = 3;
+                c.nkv = g == 64 ? 1 : 2;
+                c.n = c.nkv * g;
+                c.d = g == 64 ? 32 : 64;
+                c.s = 64;
+                c.asl = {61, 0, 33};
+                if (storage) {
+                  c.blockSize = 32;
+                  c.cache4d = storage == 4;
+                }
+                c.mask = extras == 1 || extras == 3;
+                c.maskType = g % 2 ? DataType::Bool : DataType::UInt8;
+                c.pse = extras == 2 || extras == 3;
+                c.pseBroadcast = aq == 1;
+                c.pad = extras == 3 ? 2 : -1;
+                c.aq = aq;
+                c.aqOffset = oq != 1;
+                c.oq = oq;
+                c.dtype = dt;
+                c.seed = static_cast<unsigned>(cases);
+                SCOPED_TRACE(std::string(layout) + " storage=" + std::to_string(storage) +
+                             " G=" + std::to_string(g) + " extras=" + std::to_string(extras) +
+                             " aq=" + std::to_string(aq) + " oq=" + std::to_string(oq) +
+                             (dt == DataType::BFloat16 ? " bf16" : " f16"));
+                check(c);
+                ++cases;
+                if (HasFailure())
+                  return;
+              }
+    }
+  EXPECT_EQ(cases, 7 * 4 * 4 * 3 * 3 * 2);
+}
+
 TEST(IncreFlashAttentionV4, SameResultInEveryLayout) {
   // Section 11.2: the same logical data in BSH, BSND and BNSD.
   Case base;
