@@ -10,7 +10,6 @@
 #include "ops/runtime/OpRegistry.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -105,16 +104,32 @@ FlatView antiquantView(const TensorView &t, const Geometry &g) {
   return f;
 }
 
-/// [Nkv, G, D] view of a quantScale2/quantOffset2 (6.6), or nullopt for a
-/// per-channel view whose axes do not nest.
-std::optional<FlatView> quantView(const TensorView &t, const Geometry &g) {
+/// [Nkv, G, D] view of a quantScale2/quantOffset2 (6.6), with any strides.
+/// Per-channel values are in channel order h * D + d over the row-major
+/// order of an accepted shape: either one axis of N * D elements, or axes
+/// of N then axes of D (size-1 axes aside), so the axes that multiply to D
+/// and the rest each reduce to one axis with one stride.
+FlatView quantView(const TensorView &t, const Geometry &g) {
   FlatView f{t.firstElement(), {g.nkv, g.g, g.d}, {0, 0, 0}};
   if (t.numel() == 1)
     return f;
-  auto flat = collapse(t, {static_cast<int>(t.rank())});
-  if (!flat)
-    return std::nullopt;
-  const int64_t e = flat->strides[0];
+  const int rank = static_cast<int>(t.rank());
+  int64_t tail = 1;
+  for (int k = rank; k-- > 1;) {
+    tail *= t.dim(k);
+    if (tail != g.d)
+      continue;
+    if (auto two = collapse(t, {k, rank - k})) {
+      const int64_t eh = two->strides[0], ed = two->strides[1];
+      f.strides = {g.g * eh, eh, ed};
+      return f;
+    }
+  }
+  // One axis of N * D (validate() admits no other shape).
+  int64_t e = 0;
+  for (int k = 0; k < rank; ++k)
+    if (t.dim(k) != 1)
+      e = t.strides[static_cast<size_t>(k)];
   f.strides = {g.g * g.d * e, g.d * e, e};
   return f;
 }
@@ -327,15 +342,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   c.tensor(po, {units, parts, g.g, g.d});
   pack(c, headView(out, g));
   if (g.quantOut) {
-    auto s = quantView(*a.quantScale2, g);
-    auto o = hasQOff ? quantView(*a.quantOffset2, g)
-                     : std::optional<FlatView>(zeroView({g.nkv, g.g, g.d}));
-    if (!s || !o)
-      return Status::error(status::ParamInvalid,
-                           "quantScale2/quantOffset2: per-channel views must "
-                           "be contiguous");
-    pack(c, *s);
-    pack(c, *o);
+    pack(c, quantView(*a.quantScale2, g));
+    pack(c, hasQOff ? quantView(*a.quantOffset2, g) : zeroView({g.nkv, g.g, g.d}));
   } else {
     pack(c, zeroView({g.nkv, g.g, g.d}));
     pack(c, zeroView({g.nkv, g.g, g.d}));

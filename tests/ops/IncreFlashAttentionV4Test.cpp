@@ -523,6 +523,68 @@ TEST(IncreFlashAttentionV4, Int8Output) {
       }
 }
 
+TEST(IncreFlashAttentionV4, Int8OutputWithStridedPerChannelParameters) {
+  // quantScale2 / quantOffset2 as views that are not contiguous: [N, D]
+  // stored transposed, [1, N * D] taking every other element, and
+  // [1, N, 1, D] with padded rows. Same logical values, same output as the
+  // contiguous [N, D] parameters, and as the reference.
+  Case c;
+  c.oq = 2;
+  c.n = 8;
+  c.nkv = 2;
+  c.asl = {50, 9};
+  Inputs base;
+  build(c, base);
+  ASSERT_TRUE(ops::increFlashAttentionV4(base.args).isOk());
+  const int64_t n = c.n, d = c.d;
+  auto logical = [&](const Buf &b, int64_t i) {
+    float f;
+    std::memcpy(&f, b.bytes.data() + i * 4, 4);
+    return f;
+  };
+  for (int form = 0; form < 3; ++form) {
+    SCOPED_TRACE(form);
+    Inputs in;
+    build(c, in);
+    std::vector<float> qs(static_cast<size_t>(4 * n * d), -99.0f), qo = qs;
+    TensorView sv, ov;
+    for (TensorView *v : {&sv, &ov}) {
+      v->dtype = DataType::Float;
+      v->data = v == &sv ? qs.data() : qo.data();
+    }
+    for (int64_t h = 0; h < n; ++h)
+      for (int64_t e = 0; e < d; ++e) {
+        const int64_t ch = h * d + e;
+        int64_t at = form == 0 ? e * n + h : form == 1 ? 2 * ch : h * (2 * d) + e;
+        qs[static_cast<size_t>(at)] = logical(in.qs, ch);
+        qo[static_cast<size_t>(at)] = logical(in.qo, ch);
+      }
+    for (TensorView *v : {&sv, &ov}) {
+      if (form == 0) {
+        v->shape = {n, d};
+        v->strides = {1, n};
+      } else if (form == 1) {
+        v->shape = {1, n * d};
+        v->strides = {n * d * 2, 2};
+      } else {
+        v->shape = {1, n, 1, d};
+        v->strides = {n * 2 * d, 2 * d, d, 1};
+      }
+      v->storageShape = {4 * n * d};
+    }
+    in.args.quantScale2 = &sv;
+    in.args.quantOffset2 = &ov;
+    runtime::Status st = ops::increFlashAttentionV4(in.args);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(in.out.bytes, base.out.bytes);
+    aclnn::IncreFlashAttentionV4Args ra = in.args;
+    ra.attentionOut = &in.ref.v;
+    ops::increFlashAttentionV4Reference(ra);
+    for (int64_t i = 0; i < in.out.numel(); ++i)
+      EXPECT_LE(std::abs(in.out.get(i) - in.ref.get(i)), 1.0) << i;
+  }
+}
+
 TEST(IncreFlashAttentionV4, TensorLists) {
   Case c;
   c.b = 3;
