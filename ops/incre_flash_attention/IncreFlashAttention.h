@@ -15,8 +15,8 @@
 /// Supported: layouts BSH/BNSD/BSND with contiguous (single-tensor) KV of
 /// any strides, page attention with 3-D and 4-D caches, GQA, actualSeqLengths,
 /// attenMask, pseShift, kvPaddingSize, INT8 KV (antiquant), INT8 output
-/// (quantScale2/quantOffset2). Tensor lists with one tensor per batch are
-/// copied into one dense cache at launch (correct, not fast).
+/// (quantScale2/quantOffset2). Tensor lists with one tensor per batch: one
+/// launch of the partial kernel per element, over views (no copies).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_INCRE_FLASH_ATTENTION_INCREFLASHATTENTION_H

@@ -150,9 +150,9 @@ struct Launch {
   rt::ArgPack pa, pc;
   std::vector<int64_t> start, len;
   std::vector<float> ws;
-  // Tensor lists: the elements and the dense [B, Nkv, Smax, D] copies.
-  std::vector<TensorView> kList, vList;
-  std::vector<unsigned char> kDense, vDense;
+  // Tensor lists: one launch of the partial kernel per batch entry, each
+  // over that entry's key and value tensors (nothing is copied).
+  std::vector<rt::ArgPack> perBatch;
   std::optional<TensorView> padding, table;
 
   Status run() {
@@ -191,35 +191,14 @@ struct Launch {
         }
       }
     }
-    if (!kList.empty())
-      densify();
-    if (Status s = launchKernel(*partial, pa, "IncreFlashAttentionV4"); !s)
-      return s;
-    return launchKernel(*combine, pc, "IncreFlashAttentionV4");
-  }
-
-  /// Copies the tensor-list elements into the dense caches.
-  void densify() {
-    const int64_t es = runtime::elementSize(g.kvDtype);
-    const int64_t smax = std::max<int64_t>(g.sMax, 1);
-    for (int pass = 0; pass < 2; ++pass) {
-      const auto &list = pass ? vList : kList;
-      unsigned char *dst = pass ? vDense.data() : kDense.data();
-      for (int64_t b = 0; b < g.b; ++b) {
-        Geometry one = g;
-        one.mode = KvMode::Contiguous;
-        const FlatView f = kvView(list[static_cast<size_t>(b)], one);
-        const auto *src = static_cast<const unsigned char *>(f.data);
-        for (int64_t k = 0; k < g.nkv; ++k)
-          for (int64_t p = 0; p < f.sizes[2]; ++p)
-            for (int64_t d = 0; d < g.d; ++d)
-              std::memcpy(dst + (((b * g.nkv + k) * smax + p) * g.d + d) * es,
-                          src + (k * f.strides[1] + p * f.strides[2] +
-                                 d * f.strides[3]) *
-                                    es,
-                          static_cast<size_t>(es));
-      }
+    if (perBatch.empty()) {
+      if (Status s = launchKernel(*partial, pa, "IncreFlashAttentionV4"); !s)
+        return s;
     }
+    for (const rt::ArgPack &p : perBatch)
+      if (Status s = launchKernel(*partial, p, "IncreFlashAttentionV4"); !s)
+        return s;
+    return launchKernel(*combine, pc, "IncreFlashAttentionV4");
   }
 };
 
@@ -260,11 +239,12 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   // core even at batch 1, chunks of at least 512 positions.
   const int64_t maxLen =
       g.len.empty() ? 0 : *std::max_element(g.len.begin(), g.len.end());
-  const int64_t units = g.b * g.nkv;
+  const bool lists = g.mode == KvMode::List;
+  const int64_t units = g.b * g.nkv, perLaunch = lists ? g.nkv : units;
   const int64_t target = programsFor(std::numeric_limits<int32_t>::max());
   int64_t parts = 1;
-  if (units < target)
-    parts = std::clamp<int64_t>((target + units - 1) / units, 1,
+  if (perLaunch < target)
+    parts = std::clamp<int64_t>((target + perLaunch - 1) / perLaunch, 1,
                                 std::max<int64_t>(1, maxLen / 512));
   const int64_t chunk =
       std::max(bkv, roundUp((maxLen + parts - 1) / parts, bkv));
@@ -275,66 +255,71 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   const int64_t rows = units * parts * g.g;
   L.ws.assign(static_cast<size_t>(rows * (2 + g.d)), 0.0f);
 
-  rt::ArgPack &p = L.pa;
-  pack(p, headView(q, g));
-  if (g.mode == KvMode::List) {
-    const int64_t smax = std::max<int64_t>(g.sMax, 1);
-    const size_t bytes = static_cast<size_t>(g.b * g.nkv * smax * g.d *
-                                             runtime::elementSize(g.kvDtype));
-    L.kDense.assign(bytes, 0);
-    L.vDense.assign(bytes, 0);
-    for (int64_t i = 0; i < g.b; ++i) {
-      L.kList.push_back(*a.key->at(i));
-      L.vList.push_back(*a.value->at(i));
+  // The partial kernel's arguments for batch entries [b0, b0 + nb): views
+  // of those rows (a broadcast axis stays put), the given key and value.
+  float *pm = L.ws.data(), *pl = pm + rows, *po = pl + rows;
+  auto rowsOf = [](FlatView f, int64_t b0, int64_t nb, int64_t es) {
+    f.data = static_cast<char *>(f.data) + b0 * f.strides[0] * es;
+    f.sizes[0] = nb;
+    return f;
+  };
+  const int64_t qes = runtime::elementSize(q.dtype);
+  auto packRange = [&](rt::ArgPack &p, int64_t b0, int64_t nb, const FlatView &kv,
+                       const FlatView &vv) {
+    pack(p, rowsOf(headView(q, g), b0, nb, qes));
+    pack(p, kv);
+    pack(p, vv);
+    if (g.paged)
+      p.tensor(a.blocktable->firstElement(), a.blocktable->shape, a.blocktable->strides);
+    else
+      pack(p, zeroView({1, 1}));
+    p.tensor(L.start.data() + b0, {nb});
+    p.tensor(L.len.data() + b0, {nb});
+    if (g.mask) {
+      const TensorView &m = *a.attenMask;
+      pack(p, rowsOf(FlatView{m.firstElement(), {g.b, m.dim(-1)}, {m.strides[0], m.strides.back()}},
+                     b0, nb, runtime::elementSize(m.dtype)));
+    } else {
+      pack(p, zeroView({1, 1}));
     }
-    const std::vector<int64_t> sizes{g.b, g.nkv, smax, g.d};
-    p.tensor(L.kDense.data(), sizes);
-    p.tensor(L.vDense.data(), sizes);
-  } else {
-    pack(p, kvView(*a.key->at(0), g));
-    pack(p, kvView(*a.value->at(0), g));
-  }
-  if (g.paged) {
+    if (g.pse) {
+      const TensorView &t = *a.pseShift;
+      const auto &st = t.strides;
+      pack(p, rowsOf(FlatView{t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
+                              {t.dim(0) == 1 ? 0 : st[0], g.g * st[1], st[1], st[3]}},
+                     b0, nb, runtime::elementSize(t.dtype)));
+    } else {
+      pack(p, zeroView({nb, g.nkv, g.g, 1}));
+    }
+    if (g.quantKv) {
+      pack(p, antiquantView(*a.antiquantScale, g));
+      pack(p, hasOff ? antiquantView(*a.antiquantOffset, g) : zeroView({2, g.nkv, g.d}));
+    } else {
+      pack(p, zeroView({2, g.nkv, g.d}));
+      pack(p, zeroView({2, g.nkv, g.d}));
+    }
+    const int64_t r0 = b0 * g.nkv * parts * g.g;
+    p.tensor(pm + r0, {nb * g.nkv, parts, g.g});
+    p.tensor(pl + r0, {nb * g.nkv, parts, g.g});
+    p.tensor(po + r0 * g.d, {nb * g.nkv, parts, g.g, g.d});
+    p.f32(static_cast<float>(a.scaleValue));
+    p.i64(chunk);
+    p.i64(parts);
+  };
+  if (g.paged)
     L.table = *a.blocktable;
-    p.tensor(a.blocktable->firstElement(), a.blocktable->shape,
-             a.blocktable->strides);
-  } else {
-    pack(p, zeroView({1, 1}));
-  }
   if (g.padding)
     L.padding = *a.kvPaddingSize;
-  p.tensor(L.start.data(), {g.b});
-  p.tensor(L.len.data(), {g.b});
-  if (g.mask) {
-    const TensorView &m = *a.attenMask;
-    p.tensor(m.firstElement(), {g.b, m.dim(-1)},
-             {m.strides[0], m.strides.back()});
+  if (lists) {
+    Geometry one = g;
+    one.mode = KvMode::Contiguous;
+    L.perBatch.resize(static_cast<size_t>(g.b));
+    for (int64_t i = 0; i < g.b; ++i)
+      packRange(L.perBatch[static_cast<size_t>(i)], i, 1, kvView(*a.key->at(i), one),
+                kvView(*a.value->at(i), one));
   } else {
-    pack(p, zeroView({1, 1}));
+    packRange(L.pa, 0, g.b, kvView(*a.key->at(0), g), kvView(*a.value->at(0), g));
   }
-  if (g.pse) {
-    const TensorView &t = *a.pseShift;
-    const auto &s = t.strides;
-    p.tensor(t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
-             {t.dim(0) == 1 ? 0 : s[0], g.g * s[1], s[1], s[3]});
-  } else {
-    pack(p, zeroView({g.b, g.nkv, g.g, 1}));
-  }
-  if (g.quantKv) {
-    pack(p, antiquantView(*a.antiquantScale, g));
-    pack(p, hasOff ? antiquantView(*a.antiquantOffset, g)
-                   : zeroView({2, g.nkv, g.d}));
-  } else {
-    pack(p, zeroView({2, g.nkv, g.d}));
-    pack(p, zeroView({2, g.nkv, g.d}));
-  }
-  float *pm = L.ws.data(), *pl = pm + rows, *po = pl + rows;
-  p.tensor(pm, {units, parts, g.g});
-  p.tensor(pl, {units, parts, g.g});
-  p.tensor(po, {units, parts, g.g, g.d});
-  p.f32(static_cast<float>(a.scaleValue));
-  p.i64(chunk);
-  p.i64(parts);
 
   rt::ArgPack &c = L.pc;
   c.tensor(pm, {units, parts, g.g});

@@ -585,6 +585,35 @@ TEST(IncreFlashAttentionV4, Int8OutputWithStridedPerChannelParameters) {
   }
 }
 
+TEST(IncreFlashAttentionV4, TensorListsWithEveryFeature) {
+  // One partial-kernel launch per list element: every per-batch view (query
+  // rows, mask rows, pse rows or its broadcast, the workspace rows) must
+  // line up with its element.
+  for (const char *layout : {"BSH", "BNSD", "BSND"})
+    for (int64_t g : {1, 8})
+      for (int extras = 0; extras < 3; ++extras)
+        for (int aq : {0, 2})
+          for (int oq : {0, 2}) {
+            Case c;
+            c.layout = layout;
+            c.b = 3;
+            c.nkv = 2;
+            c.n = 2 * g;
+            c.list = true;
+            c.listS = {70, 17, 0};
+            c.asl = {66, 17, 0};
+            c.mask = extras >= 1;
+            c.pse = extras == 2;
+            c.pseBroadcast = aq == 2;
+            c.aq = aq;
+            c.oq = oq;
+            SCOPED_TRACE(std::string(layout) + " G=" + std::to_string(g) + " extras=" +
+                         std::to_string(extras) + " aq=" + std::to_string(aq) +
+                         " oq=" + std::to_string(oq));
+            check(c);
+          }
+}
+
 TEST(IncreFlashAttentionV4, TensorLists) {
   Case c;
   c.b = 3;
