@@ -30,8 +30,16 @@ struct TwinArgs {
   int64_t parts = 1; ///< splits of the KV window per (batch, KV head)
 };
 
-/// The AVX2/F16C/FMA implementation (compiled with those flags).
-void twinAvx2(const TwinArgs &a);
+/// The window positions each split covers (a multiple of the twins' 32-row
+/// tile).
+int64_t twinChunk(const TwinArgs &a);
+/// The partial softmax states (m, l, unnormalised acc) of every (batch, KV
+/// head, split), in that order: [units * parts, G] and [units * parts, G,
+/// D]. The AVX2/F16C/FMA implementation (compiled with those flags), and
+/// the AVX-512 one, which returns false for shapes it does not take (D not
+/// a multiple of 16, G > 64).
+void partialsAvx2(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs);
+bool partialsAvx512(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs);
 
 } // namespace tilejit::ops::ifa
 

@@ -1,22 +1,40 @@
 //===- IncreFlashAttentionHandwritten.cpp - The twin's dispatcher ---------===//
 //
-// Takes the validated geometry, builds the twin's views and calls the AVX2
-// build when the CPU has AVX2, FMA and F16C.
+// Takes the validated geometry, builds the twin's views, computes the
+// partial softmax states with the AVX-512 build (or the AVX2 one: AVX2 host,
+// TILEJIT_TARGET=avx2, or a shape the AVX-512 build does not take) and
+// merges the splits.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/common/KvCache.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/runtime/DataType.h"
+#include "ops/samples/Samples.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace tilejit::ops {
 
 using runtime::DataType;
 using runtime::TensorView;
 using namespace ifa;
+
+namespace ifa {
+int64_t twinChunk(const TwinArgs &a) {
+  int64_t maxLen = 0;
+  for (int64_t i = 0; i < a.b; ++i)
+    maxLen = std::max(maxLen, a.len[i]);
+  const int64_t parts = std::max<int64_t>(a.parts, 1), tile = 32;
+  const int64_t per = (maxLen + parts - 1) / parts;
+  return std::max(tile, (per + tile - 1) / tile * tile);
+}
+} // namespace ifa
 
 bool increFlashAttentionV4Handwritten(
     const aclnn::IncreFlashAttentionV4Args &a) {
@@ -100,7 +118,41 @@ bool increFlashAttentionV4Handwritten(
   if (units < target)
     t.parts = std::clamp<int64_t>((target + units - 1) / units, 1,
                                   std::max<int64_t>(1, maxLen / 512));
-  twinAvx2(t);
+  const int64_t chunk = twinChunk(t), parts = std::max<int64_t>(t.parts, 1);
+  const int64_t gd = t.g * t.d;
+  std::vector<float> ms(static_cast<size_t>(units * parts * t.g)), ls(ms.size()),
+      accs(static_cast<size_t>(units * parts * gd));
+  if (std::string(handwrittenIsa()) != "avx512" ||
+      !partialsAvx512(t, chunk, ms.data(), ls.data(), accs.data()))
+    partialsAvx2(t, chunk, ms.data(), ls.data(), accs.data());
+  // Merge the splits with log-sum-exp weights; normalise; round.
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < units; ++u) {
+    const int64_t b = u / t.nkv, hk = u % t.nkv;
+    std::vector<float> o(static_cast<size_t>(t.d));
+    for (int64_t i = 0; i < t.g; ++i) {
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t p = 0; p < parts; ++p)
+        mx = std::max(mx, ms[static_cast<size_t>((u * parts + p) * t.g + i)]);
+      const float safe = std::isinf(mx) ? 0.0f : mx;
+      float z = 0;
+      std::fill(o.begin(), o.end(), 0.0f);
+      for (int64_t p = 0; p < parts; ++p) {
+        const size_t w = static_cast<size_t>(u * parts + p);
+        const float e = std::exp(ms[w * t.g + i] - safe);
+        z += ls[w * t.g + i] * e;
+        const float *src = &accs[w * gd + i * t.d];
+        for (int64_t c = 0; c < t.d; ++c)
+          o[static_cast<size_t>(c)] += src[c] * e;
+      }
+      const float inv = z == 0.0f ? 0.0f : 1.0f / z;
+      uint16_t *dst = t.out + b * t.oStride[0] + hk * t.oStride[1] + i * t.oStride[2];
+      for (int64_t c = 0; c < t.d; ++c) {
+        const float x = o[static_cast<size_t>(c)] * inv;
+        dst[c] = t.bf16 ? runtime::floatToBFloat16Bits(x) : runtime::floatToHalfBits(x);
+      }
+    }
+  }
   return true;
 }
 

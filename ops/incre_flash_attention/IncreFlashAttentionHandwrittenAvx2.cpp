@@ -3,7 +3,7 @@
 // Plain C++ compiled with -mavx2 -mfma -mf16c (the compiler vectorises the
 // inner loops): per (batch, KV head, split) one pass over the window in
 // tiles of 32 positions, the G query heads of the group sharing each K/V
-// row; online softmax in float32; splits merged with log-sum-exp weights.
+// row; online softmax in float32. The splits are merged by the caller.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/incre_flash_attention/IfaTwin.h"
@@ -37,21 +37,6 @@ void toFloat(const uint16_t *src, float *dst, int64_t n, bool bf16) {
   for (; i < n; ++i)
     dst[i] = _cvtsh_ss(src[i]);
 }
-
-uint16_t fromFloat(float x, bool bf16) {
-  if (!bf16)
-    return _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-struct Partial {
-  std::vector<float> m, l, acc;
-};
 
 void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
              float *m, float *l, float *acc) {
@@ -128,51 +113,16 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
 
 } // namespace
 
-void twinAvx2(const TwinArgs &a) {
+void partialsAvx2(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs) {
   const int64_t units = a.b * a.nkv, parts = std::max<int64_t>(a.parts, 1);
-  int64_t maxLen = 0;
-  for (int64_t i = 0; i < a.b; ++i)
-    maxLen = std::max(maxLen, a.len[i]);
-  const int64_t per = (maxLen + parts - 1) / parts;
-  const int64_t chunk = std::max(kTile, (per + kTile - 1) / kTile * kTile);
   const int64_t gd = a.g * a.d;
-  std::vector<float> ms(static_cast<size_t>(units * parts * a.g)),
-      ls(ms.size()), accs(static_cast<size_t>(units * parts * gd));
 #pragma omp parallel for schedule(static)
   for (int64_t w = 0; w < units * parts; ++w) {
     const int64_t u = w / parts, p = w % parts;
     const int64_t b = u / a.nkv, hk = u % a.nkv;
     const int64_t c0 = std::min(p * chunk, a.len[b]);
     const int64_t c1 = std::min(c0 + chunk, a.len[b]);
-    partial(a, b, hk, c0, c1, &ms[static_cast<size_t>(w * a.g)],
-            &ls[static_cast<size_t>(w * a.g)],
-            &accs[static_cast<size_t>(w * gd)]);
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t u = 0; u < units; ++u) {
-    const int64_t b = u / a.nkv, hk = u % a.nkv;
-    std::vector<float> o(static_cast<size_t>(a.d));
-    for (int64_t i = 0; i < a.g; ++i) {
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t p = 0; p < parts; ++p)
-        mx = std::max(mx, ms[static_cast<size_t>((u * parts + p) * a.g + i)]);
-      const float safe = std::isinf(mx) ? 0.0f : mx;
-      float z = 0;
-      std::fill(o.begin(), o.end(), 0.0f);
-      for (int64_t p = 0; p < parts; ++p) {
-        const size_t w = static_cast<size_t>(u * parts + p);
-        const float e = std::exp(ms[w * a.g + i] - safe);
-        z += ls[w * a.g + i] * e;
-        const float *src = &accs[w * gd + i * a.d];
-        for (int64_t c = 0; c < a.d; ++c)
-          o[static_cast<size_t>(c)] += src[c] * e;
-      }
-      const float inv = z == 0.0f ? 0.0f : 1.0f / z;
-      uint16_t *dst =
-          a.out + b * a.oStride[0] + hk * a.oStride[1] + i * a.oStride[2];
-      for (int64_t c = 0; c < a.d; ++c)
-        dst[c] = fromFloat(o[static_cast<size_t>(c)] * inv, a.bf16);
-    }
+    partial(a, b, hk, c0, c1, ms + w * a.g, ls + w * a.g, accs + w * gd);
   }
 }
 
