@@ -279,6 +279,22 @@ void CodeGen::emitFused(const ir::Op &op) {
         storeElems(rk, vals[inner->operand(0)], elemPtr(rk, out.base, idx), L, mask);
         break;
       }
+      if (inner->kind() == OpKind::Iota) {
+        // The index of each lane's element along the axis.
+        unsigned axis = static_cast<unsigned>(inner->attrs().axis);
+        llvm::Value *idx;
+        if (axis + 1 == r) {
+          std::vector<llvm::Constant *> lanes;
+          for (unsigned l = 0; l < L; ++l)
+            lanes.push_back(b_.getInt64(l));
+          idx = b_.CreateAdd(splat(j, L), llvm::ConstantVector::get(lanes));
+        } else {
+          idx = splat(outer[axis], L);
+        }
+        ScalarKind ek = inner->result()->type().elem();
+        vals[inner->result()] = ek == ScalarKind::I64 ? idx : emitCast(idx, ScalarKind::I64, ek, L);
+        continue;
+      }
       std::vector<llvm::Value *> xs;
       for (const ir::Value *v : inner->operands())
         xs.push_back(vals[v]);

@@ -73,8 +73,11 @@ private:
           Op *d = v->definingOp();
           if (!d || d->parentBlock() != &b || group.count(d))
             continue;
+          // An iota joins as the index it is: no tile is made.
           if (!isTileElementwise(*d) && d->kind() != OpKind::Splat &&
-              d->kind() != OpKind::Broadcast)
+              d->kind() != OpKind::Broadcast &&
+              !(d->kind() == OpKind::Iota &&
+                d->result()->type().shape() == root.result()->type().shape()))
             continue;
           if (usesWithin(v, group) != uses_[v])
             continue;
@@ -142,6 +145,12 @@ private:
     for (Op *op : ordered) {
       if (op->kind() == OpKind::Splat || op->kind() == OpKind::Broadcast) {
         mapped[op->result()] = input(op->operand(0));
+        continue;
+      }
+      if (op->kind() == OpKind::Iota) {
+        mapped[op->result()] =
+            bb.createValue(OpKind::Iota, op->loc(), {},
+                           Type::scalar(op->result()->type().elem()), op->attrs());
         continue;
       }
       std::vector<Value *> operands;

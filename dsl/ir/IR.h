@@ -80,16 +80,20 @@
 ///               Integer sums wrap.
 /// - `mma`       (a, b, acc); transA, transB; tile<f32, M, N>.
 ///               a is [M, K] (or [K, M] with transA), b is [K, N] (or [N, K]
-///               with transB), element kinds f32|f16|bf16, acc is
+///               with transB), element kinds f32|f16|bf16|i8, acc is
 ///               tile<f32, M, N>. result[m, n] = acc[m, n] + sum_k a[m,k]*b[k,n]
-///               computed in f32 with one fma per k in ascending k.
+///               computed in f32 with one fma per k in ascending k (with
+///               transB and few rows: lane partials summed by halving, then
+///               added to acc; docs/dsl.md 8.7).
 /// - `fused`     (inputs...); ; one tile result. Produced by the
 ///               fuse-elementwise pass. Inputs are tiles (each of the result's
 ///               rank, dimensions 1 or the result's: broadcast) or scalars. The
 ///               body block has one argument per input, of the input's *element*
-///               kind (scalars), holds only elementwise ops and `const`s on
-///               scalars, and ends in `yield` of one scalar. Result element at
-///               index I = body evaluated on the inputs' elements at I.
+///               kind (scalars), holds only elementwise ops, `const`s and
+///               `iota`s on scalars (an `iota {axis}` there is the index I
+///               along axis), and ends in `yield` of one scalar. Result
+///               element at index I = body evaluated on the inputs' elements
+///               at I. A fused op reads at most eight input tiles.
 /// Memory (global tensors are bounds-checked: an element whose index lies
 ///   outside [0, size) along any axis is never read or written):
 /// - `load`      (tensor, offsets[rank] (i64 scalars), [mask tile]); other,

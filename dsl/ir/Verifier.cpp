@@ -224,6 +224,14 @@ private:
         fail(op, "splat(scalar T) -> tile<T, ...>");
       return;
     case OpKind::Iota:
+      if (fusedParent_) { // in a fused body: the element's index along axis
+        const Type &ft = fusedParent_->result()->type();
+        if (operands(0, 0) && (!rt.isScalar() || !isInteger(rt.elem())))
+          fail(op, "in a fused body produces an integer scalar");
+        else if (op.attrs().axis < 0 || op.attrs().axis >= ft.rank())
+          fail(op, "axis is outside the fused tile's rank");
+        return;
+      }
       if (operands(0, 0) && (!rt.isTile() || !isInteger(rt.elem())))
         fail(op, "produces an integer tile");
       else if (op.attrs().axis < 0 || op.attrs().axis >= rt.rank())
@@ -310,11 +318,14 @@ private:
       }
       for (const auto &inner : op.block(0)->ops())
         if (!isElementwise(inner->kind()) && inner->kind() != OpKind::Constant &&
-            inner->kind() != OpKind::Yield)
-          fail(*inner, "only elementwise ops and constants may appear in a fused body");
+            inner->kind() != OpKind::Iota && inner->kind() != OpKind::Yield)
+          fail(*inner, "only elementwise ops, constants and iota may appear in a fused body");
       std::set<const Value *> saved = visible_;
       visible_.clear();
+      const Op *outerFused = fusedParent_;
+      fusedParent_ = &op;
       checkBlock(*op.block(0), true, "fused");
+      fusedParent_ = outerFused;
       visible_ = saved;
       if (const Op *y = op.block(0)->terminator())
         if (y->numOperands() != 1 ||
@@ -404,6 +415,9 @@ private:
   DiagnosticEngine &diags_;
   VerifyOptions opts_;
   std::set<const Value *> visible_;
+  /// The fused op whose body is being checked (iota there is the index of
+  /// the element the body computes), or null.
+  const Op *fusedParent_ = nullptr;
   bool ok_ = true;
 };
 

@@ -143,7 +143,7 @@ TEST(IRVerifier, ChecksFusedBodies) {
                                   "      %5 = splat %4 : tile<f32, 8>\n"
                                   "      yield %4\n"
                                   "    }\n")),
-            "11:invalid 'splat': only elementwise ops and constants may appear "
+            "11:invalid 'splat': only elementwise ops, constants and iota may appear "
             "in a fused body");
   EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f32\n"
                                   "    %2 = splat %1 : tile<f32, 8>\n"
