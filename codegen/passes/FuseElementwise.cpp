@@ -30,20 +30,18 @@ public:
 
 private:
   /// Grows the group rooted at `root` to a fixpoint: a producer in the same
-  /// block (an elementwise tile op, a `splat` or a `broadcast`) joins when
-  /// every use of its result is by an op of the group, so diamonds and
-  /// repeated operands (`x * x`) fuse too. Splats and broadcasts are leaves:
-  /// their operands become inputs.
+  /// block (an elementwise tile op, a `splat`, a `broadcast` or an `iota` of
+  /// the group's shape) joins when every use of its result is by an op of
+  /// the group, so diamonds and repeated operands (`x * x`) fuse too. Splats
+  /// and broadcasts are leaves: their operands become inputs.
   ///
   /// A group reads at most kMaxInputs tiles: the fused loop walks all its
   /// input tiles in lockstep, and many rows a power of two apart (the tokens
   /// of a cache window, loaded tiles read straight from the tensor) share L1
   /// sets and defeat the prefetchers; a 32-token weighted sum ran at a third
-  /// of the speed of the same sum in 8-token passes. A producer that would
-  /// bring more inputs is left out and becomes a group of its own,
-  /// materialised in a local buffer. Members are visited in block order from
-  /// the root back, so the split is deterministic and keeps the subtrees
-  /// nearest the root.
+  /// of the speed of the same sum in smaller passes. A larger group is
+  /// partitioned bottom-up (partition()); the root keeps its part, the other
+  /// parts become groups of their own when their tops come up as roots.
   static constexpr size_t kMaxInputs = 8;
 
   static size_t tileInputs(const std::set<Op *> &group) {
@@ -82,14 +80,50 @@ private:
           if (usesWithin(v, group) != uses_[v])
             continue;
           group.insert(d);
-          if (tileInputs(group) > kMaxInputs && tileInputs(group) > 1) {
-            group.erase(d);
-            continue;
-          }
           grew = true;
         }
       }
     }
+    if (tileInputs(group) > kMaxInputs)
+      partition(root, group, position);
+  }
+
+  /// Splits an over-wide group: members in block order (producers first)
+  /// each start a part and absorb the parts topped by their operands'
+  /// producers, those with the fewest inputs first, while the union reads at
+  /// most kMaxInputs tiles and holds every use of the absorbed result. A
+  /// tree of pairwise sums over loaded tiles thus becomes passes over eight
+  /// inputs each, joined by small sums of their results. Leaves `group` as
+  /// the root's part.
+  void partition(Op &root, std::set<Op *> &group,
+                 const std::map<const Op *, size_t> &position) {
+    std::vector<Op *> order(group.begin(), group.end());
+    std::sort(order.begin(), order.end(),
+              [&](const Op *x, const Op *y) { return position.at(x) < position.at(y); });
+    std::map<Op *, std::set<Op *>> parts; // by top op
+    for (Op *x : order) {
+      std::set<Op *> part{x};
+      std::vector<Op *> kids;
+      for (Value *v : x->operands()) {
+        Op *d = v->definingOp();
+        if (d && parts.count(d) && std::find(kids.begin(), kids.end(), d) == kids.end())
+          kids.push_back(d);
+      }
+      std::stable_sort(kids.begin(), kids.end(), [&](Op *p, Op *q) {
+        return tileInputs(parts[p]) < tileInputs(parts[q]);
+      });
+      for (Op *k : kids) {
+        std::set<Op *> merged = part;
+        merged.insert(parts[k].begin(), parts[k].end());
+        if (usesWithin(k->result(), merged) != uses_[k->result()] ||
+            tileInputs(merged) > kMaxInputs)
+          continue;
+        part = std::move(merged);
+        parts.erase(k);
+      }
+      parts[x] = std::move(part);
+    }
+    group = parts[&root];
   }
 
   /// Operand slots of the group's ops that refer to `v`.
