@@ -30,16 +30,27 @@ struct TwinArgs {
   int64_t parts = 1; ///< splits of the KV window per (batch, KV head)
 };
 
-/// The window positions each split covers (a multiple of the twins' 32-row
-/// tile).
-int64_t twinChunk(const TwinArgs &a);
-/// The partial softmax states (m, l, unnormalised acc) of every (batch, KV
-/// head, split), in that order: [units * parts, G] and [units * parts, G,
-/// D]. The AVX2/F16C/FMA implementation (compiled with those flags), and
-/// the AVX-512 one, which returns false for shapes it does not take (D not
-/// a multiple of 16, G > 64).
-void partialsAvx2(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs);
-bool partialsAvx512(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs);
+/// Row `j` of the window of (batch b, KV head hk) in a [blocks, Nkv, rows,
+/// D] cache with block, head and row strides `st` (through the block table
+/// when paged).
+inline const uint16_t *twinRow(const TwinArgs &a, const uint16_t *base, const int64_t *st,
+                               int64_t b, int64_t hk, int64_t j) {
+  int64_t blk = b, r = j;
+  if (a.table) {
+    blk = a.table[b * a.tableStride + j / a.blockSize];
+    r = j % a.blockSize;
+  }
+  return base + blk * st[0] + hk * st[1] + r * st[2];
+}
+
+/// The partial softmax state (m, l: [G]; unnormalised acc: [G, D]) of
+/// window positions [c0, c1) of (batch b, KV head hk). The AVX2/F16C/FMA
+/// implementation (compiled with those flags) and the AVX-512 one (D a
+/// multiple of 16, G <= 64).
+void partialAvx2(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
+                 float *l, float *acc);
+void partialAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
+                   float *l, float *acc);
 
 } // namespace tilejit::ops::ifa
 

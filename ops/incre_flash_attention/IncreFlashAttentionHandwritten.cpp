@@ -25,7 +25,9 @@ using runtime::DataType;
 using runtime::TensorView;
 using namespace ifa;
 
-namespace ifa {
+namespace {
+/// The window positions each split covers: a multiple of the twins' 32-row
+/// tile.
 int64_t twinChunk(const TwinArgs &a) {
   int64_t maxLen = 0;
   for (int64_t i = 0; i < a.b; ++i)
@@ -34,7 +36,7 @@ int64_t twinChunk(const TwinArgs &a) {
   const int64_t per = (maxLen + parts - 1) / parts;
   return std::max(tile, (per + tile - 1) / tile * tile);
 }
-} // namespace ifa
+} // namespace
 
 bool increFlashAttentionV4Handwritten(
     const aclnn::IncreFlashAttentionV4Args &a) {
@@ -122,9 +124,18 @@ bool increFlashAttentionV4Handwritten(
   const int64_t gd = t.g * t.d;
   std::vector<float> ms(static_cast<size_t>(units * parts * t.g)), ls(ms.size()),
       accs(static_cast<size_t>(units * parts * gd));
-  if (std::string(handwrittenIsa()) != "avx512" ||
-      !partialsAvx512(t, chunk, ms.data(), ls.data(), accs.data()))
-    partialsAvx2(t, chunk, ms.data(), ls.data(), accs.data());
+  const auto partial = std::string(handwrittenIsa()) == "avx512" && t.d % 16 == 0 && t.g <= 64
+                           ? partialAvx512
+                           : partialAvx2;
+#pragma omp parallel for schedule(static)
+  for (int64_t w = 0; w < units * parts; ++w) {
+    const int64_t u = w / parts, p = w % parts;
+    const int64_t b = u / t.nkv, hk = u % t.nkv;
+    const int64_t c0 = std::min(p * chunk, t.len[b]);
+    const int64_t c1 = std::min(c0 + chunk, t.len[b]);
+    partial(t, b, hk, c0, c1, &ms[static_cast<size_t>(w * t.g)],
+            &ls[static_cast<size_t>(w * t.g)], &accs[static_cast<size_t>(w * gd)]);
+  }
   // Merge the splits with log-sum-exp weights; normalise; round.
 #pragma omp parallel for schedule(static)
   for (int64_t u = 0; u < units; ++u) {

@@ -38,7 +38,9 @@ void toFloat(const uint16_t *src, float *dst, int64_t n, bool bf16) {
     dst[i] = _cvtsh_ss(src[i]);
 }
 
-void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
+} // namespace
+
+void partialAvx2(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
              float *m, float *l, float *acc) {
   const int64_t g = a.g, d = a.d;
   std::vector<float> qf(static_cast<size_t>(g * d)),
@@ -54,18 +56,10 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
     l[i] = 0;
   }
   std::fill(acc, acc + g * d, 0.0f);
-  auto rowOf = [&](const uint16_t *base, const int64_t *st, int64_t j) {
-    int64_t blk = b, r = j;
-    if (a.table) {
-      blk = a.table[b * a.tableStride + j / a.blockSize];
-      r = j % a.blockSize;
-    }
-    return base + blk * st[0] + hk * st[1] + r * st[2];
-  };
   for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
     const int64_t n = std::min(kTile, c1 - j0);
     for (int64_t t = 0; t < n; ++t) {
-      toFloat(rowOf(a.k, a.kStride, j0 + t), row.data(), d, a.bf16);
+      toFloat(twinRow(a, a.k, a.kStride, b, hk, j0 + t), row.data(), d, a.bf16);
       for (int64_t i = 0; i < g; ++i) {
         const float *qi = &qf[static_cast<size_t>(i * d)];
         // Eight lane-wise partial sums (one AVX2 vector), then combined.
@@ -100,7 +94,7 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
           acc[i * d + c] *= alpha;
     }
     for (int64_t t = 0; t < n; ++t) {
-      toFloat(rowOf(a.v, a.vStride, j0 + t), row.data(), d, a.bf16);
+      toFloat(twinRow(a, a.v, a.vStride, b, hk, j0 + t), row.data(), d, a.bf16);
       for (int64_t i = 0; i < g; ++i) {
         const float p = s[static_cast<size_t>(i * kTile + t)];
         float *ai = acc + i * d;
@@ -108,21 +102,6 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1,
           ai[c] += p * row[static_cast<size_t>(c)];
       }
     }
-  }
-}
-
-} // namespace
-
-void partialsAvx2(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs) {
-  const int64_t units = a.b * a.nkv, parts = std::max<int64_t>(a.parts, 1);
-  const int64_t gd = a.g * a.d;
-#pragma omp parallel for schedule(static)
-  for (int64_t w = 0; w < units * parts; ++w) {
-    const int64_t u = w / parts, p = w % parts;
-    const int64_t b = u / a.nkv, hk = u % a.nkv;
-    const int64_t c0 = std::min(p * chunk, a.len[b]);
-    const int64_t c1 = std::min(c0 + chunk, a.len[b]);
-    partial(a, b, hk, c0, c1, ms + w * a.g, ls + w * a.g, accs + w * gd);
   }
 }
 

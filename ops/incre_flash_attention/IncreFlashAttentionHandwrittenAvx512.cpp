@@ -51,7 +51,9 @@ inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
+} // namespace
+
+void partialAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
              float *l, float *acc) {
   const int64_t g = a.g, d = a.d;
   const bool bf = a.bf16;
@@ -70,14 +72,6 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, f
     l[i] = 0;
   }
   std::fill(acc, acc + g * d, 0.0f);
-  auto rowOf = [&](const uint16_t *base, const int64_t *st, int64_t j) {
-    int64_t blk = b, r = j;
-    if (a.table) {
-      blk = a.table[b * a.tableStride + j / a.blockSize];
-      r = j % a.blockSize;
-    }
-    return base + blk * st[0] + hk * st[1] + r * st[2];
-  };
   // The tile's key and value rows are first copied into local buffers: a
   // bulk copy keeps many more cache misses in flight than loads interleaved
   // with the arithmetic (rows of a head are strided in the cache).
@@ -85,7 +79,7 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, f
   for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
     const int64_t n = std::min(kTile, c1 - j0);
     for (int64_t t = 0; t < n; ++t)
-      std::memcpy(&kb[static_cast<size_t>(t * d)], rowOf(a.k, a.kStride, j0 + t),
+      std::memcpy(&kb[static_cast<size_t>(t * d)], twinRow(a, a.k, a.kStride, b, hk, j0 + t),
                   static_cast<size_t>(d) * 2);
     for (int64_t t = 0; t < n; ++t) {
       const uint16_t *kr = &kb[static_cast<size_t>(t * d)];
@@ -121,7 +115,7 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, f
       m[i] = mx;
     }
     for (int64_t t = 0; t < n; ++t)
-      std::memcpy(&vb[static_cast<size_t>(t * d)], rowOf(a.v, a.vStride, j0 + t),
+      std::memcpy(&vb[static_cast<size_t>(t * d)], twinRow(a, a.v, a.vStride, b, hk, j0 + t),
                   static_cast<size_t>(d) * 2);
     // PV: four heads x 64 dims (16 accumulators) per pass over the rows.
     for (int64_t i0 = 0; i0 < g; i0 += 4) {
@@ -150,24 +144,6 @@ void partial(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, f
       }
     }
   }
-}
-
-} // namespace
-
-bool partialsAvx512(const TwinArgs &a, int64_t chunk, float *ms, float *ls, float *accs) {
-  if (a.d % 16 != 0 || a.g > 64)
-    return false;
-  const int64_t units = a.b * a.nkv, parts = std::max<int64_t>(a.parts, 1);
-  const int64_t gd = a.g * a.d;
-#pragma omp parallel for schedule(static)
-  for (int64_t w = 0; w < units * parts; ++w) {
-    const int64_t u = w / parts, p = w % parts;
-    const int64_t b = u / a.nkv, hk = u % a.nkv;
-    const int64_t c0 = std::min(p * chunk, a.len[b]);
-    const int64_t c1 = std::min(c0 + chunk, a.len[b]);
-    partial(a, b, hk, c0, c1, ms + w * a.g, ls + w * a.g, accs + w * gd);
-  }
-  return true;
 }
 
 } // namespace tilejit::ops::ifa

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "tests/e2e/TargetLevels.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace tilejit;
+using tilejit::test_support::levels;
 
 namespace {
 
@@ -48,13 +50,6 @@ std::vector<float> run(jit::Compiler &c, const char *op, const std::vector<float
       .tensor(y.data(), {static_cast<int64_t>(y.size())});
   EXPECT_FALSE(static_cast<bool>(k->kernel->launch(args)));
   return y;
-}
-
-std::vector<jit::TargetLevel> levels() {
-  std::vector<jit::TargetLevel> out{jit::TargetLevel::Avx2};
-  if (jit::Compiler::hostSupports(jit::TargetLevel::Avx512))
-    out.push_back(jit::TargetLevel::Avx512);
-  return out;
 }
 
 } // namespace

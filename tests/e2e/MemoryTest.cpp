@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "tests/e2e/TargetLevels.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace tilejit;
+using tilejit::test_support::levels;
 
 namespace {
 
@@ -27,13 +29,6 @@ kernel shift(x: gm<f32>[R, C], y: gm<f32>[R2, C2], dr: i64, dc: i64) grid(cdiv(R
   store(y, [r0, c0], t + 1.0);
 }
 )";
-
-std::vector<jit::TargetLevel> levels() {
-  std::vector<jit::TargetLevel> out{jit::TargetLevel::Avx2};
-  if (jit::Compiler::hostSupports(jit::TargetLevel::Avx512))
-    out.push_back(jit::TargetLevel::Avx512);
-  return out;
-}
 
 } // namespace
 

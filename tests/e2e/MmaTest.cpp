@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "tests/e2e/TargetLevels.h"
 #include "ops/samples/Half.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 using namespace tilejit;
+using tilejit::test_support::levels;
 
 namespace {
 
@@ -48,13 +50,6 @@ kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
   }
 }
 )";
-
-std::vector<jit::TargetLevel> levels() {
-  std::vector<jit::TargetLevel> out{jit::TargetLevel::Avx2};
-  if (jit::Compiler::hostSupports(jit::TargetLevel::Avx512))
-    out.push_back(jit::TargetLevel::Avx512);
-  return out;
-}
 
 /// A tensor of small integers stored as `type` (exact in every one).
 struct Operand {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/samples/Half.h"
 #include "ops/samples/Samples.h"
+#include "tests/e2e/TargetLevels.h"
 
 #include <gtest/gtest.h>
 
@@ -15,18 +16,12 @@
 #include <vector>
 
 using namespace tilejit;
+using tilejit::test_support::levels;
 using ops::DType;
 
 namespace {
 
 /// Both target levels the host can run.
-std::vector<jit::TargetLevel> levels() {
-  std::vector<jit::TargetLevel> out{jit::TargetLevel::Avx2};
-  if (jit::Compiler::hostSupports(jit::TargetLevel::Avx512))
-    out.push_back(jit::TargetLevel::Avx512);
-  return out;
-}
-
 jit::Compiler &compilerFor(jit::TargetLevel level) {
   auto c = jit::Compiler::instance(level);
   EXPECT_TRUE(static_cast<bool>(c));
