@@ -879,11 +879,14 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // A load read by exactly one fused loop, or a store whose fused producer
   // already wrote the in-bounds case, skips the copy through the buffer.
   const ir::Op *user = isLoad ? singleUser_.lookup(tile) : nullptr;
+  // It reads the tensor when the consumer runs, so nothing in between may
+  // write memory (a store to the loaded tensor would show through).
   bool forwardLoad = isLoad && !mask && useCounts_.lookup(tile) == 1 && user &&
                      user->parentBlock() == op.parentBlock() &&
                      (user->kind() == OpKind::Fused ||
                       (user->kind() == OpKind::Mma && user->operand(2) != tile &&
-                       !mmaTakesFewRows(*user) && !writesBetween(op, *user)));
+                       !mmaTakesFewRows(*user))) &&
+                     !writesBetween(op, *user);
   llvm::Value *storeDone = nullptr;
   if (!isLoad) {
     auto it = forwardedStores_.find(&op);

@@ -334,3 +334,30 @@ TEST(Memory, StreamedStoresCopyEveryAlignment) {
     }
   }
 }
+
+TEST(Memory, ALoadSeesTheTensorAsItWasBeforeALaterStore) {
+  // The load is read by one fused loop, after a store to the same tensor:
+  // the loop must see the values loaded, not the ones stored since.
+  const char *kReorder = R"(
+kernel k(x: gm<f32>[N], y: gm<f32>[N]) grid(1) {
+  let t = load(x, [0], [16]);
+  store(x, [0], full<f32>([16], 5.0));
+  store(y, [0], t + 1.0);
+}
+)";
+  static jit::KernelSource src("reorder.tile", kReorder);
+  for (jit::TargetLevel level : levels()) {
+    std::vector<float> x(16), y(16, 0.0f);
+    for (int i = 0; i < 16; ++i)
+      x[static_cast<size_t>(i)] = static_cast<float>(i);
+    auto k = jit::Compiler::instance(level)->get(src, "k", {});
+    ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    rt::ArgPack args;
+    args.tensor(x.data(), {16}).tensor(y.data(), {16});
+    ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_EQ(y[static_cast<size_t>(i)], static_cast<float>(i) + 1.0f) << i;
+      EXPECT_EQ(x[static_cast<size_t>(i)], 5.0f) << i;
+    }
+  }
+}
