@@ -42,10 +42,11 @@ increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args);
 void increFlashAttentionV4Reference(
     const aclnn::IncreFlashAttentionV4Args &args);
 
-/// The hand-written twin: plain C++ (float32, online softmax, GQA groups
-/// sharing one pass, threads over (batch, KV head)). Returns false (and does
-/// nothing) for what it does not cover: only contiguous or paged f16/bf16
-/// KV without pse/mask/quantisation. `args` must pass phase 1.
+/// The hand-written twin: AVX-512 intrinsics (or an AVX2 build), float32,
+/// online softmax, GQA groups sharing one pass, threads over (batch, KV
+/// head, split of the window). Returns false (and does nothing) for what it
+/// does not cover: only contiguous or paged f16/bf16 KV without
+/// pse/mask/padding/quantisation. `args` must pass phase 1.
 bool increFlashAttentionV4Handwritten(
     const aclnn::IncreFlashAttentionV4Args &args);
 
