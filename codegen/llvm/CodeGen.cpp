@@ -213,10 +213,12 @@ void CodeGen::loadTensors(llvm::Value *args, bool inGrid) {
     t.data = b_.CreateLoad(b_.getPtrTy(), slot, p.name + ".data");
     for (unsigned d = 0; d < p.type.rank(); ++d) {
       t.sizes.push_back(b_.CreateLoad(
-          b_.getInt64Ty(), b_.CreateGEP(b_.getInt8Ty(), slot, i64(16 + 8 * d)),
+          b_.getInt64Ty(),
+          b_.CreateGEP(b_.getInt8Ty(), slot, i64(offsetof(rt::TensorDesc, sizes) + 8 * d)),
           p.name + ".size" + std::to_string(d)));
       t.strides.push_back(b_.CreateLoad(
-          b_.getInt64Ty(), b_.CreateGEP(b_.getInt8Ty(), slot, i64(16 + 48 + 8 * d)),
+          b_.getInt64Ty(),
+          b_.CreateGEP(b_.getInt8Ty(), slot, i64(offsetof(rt::TensorDesc, strides) + 8 * d)),
           p.name + ".stride" + std::to_string(d)));
     }
     tensors_[v] = t;
@@ -734,42 +736,42 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
   llvm::Value *lo32 = b_.CreateVectorSplat(L, b_.CreateTrunc(lo, i32t));
   llvm::Value *n32 = b_.CreateVectorSplat(L, b_.CreateTrunc(n, i32t));
   emitLoop(i64(0), rows, 1, [&](llvm::Value *t) {
-  llvm::Value *pos = b_.CreateAdd(row0, t);
-  llvm::Value *ok = b_.CreateAnd(sliceOk, b_.CreateAnd(b_.CreateICmpSGE(pos, i64(0)),
-                                                       b_.CreateICmpSLT(pos, rowSize)));
-  llvm::Value *hi = b_.CreateSelect(ok, hiAll, lo);
-  llvm::Value *hi32 = b_.CreateVectorSplat(L, b_.CreateTrunc(hi, i32t));
-  llvm::Value *bufRow = elemPtr(k, buf, b_.CreateMul(t, n));
-  llvm::Value *dataAt = elemPtr(k, data, b_.CreateAdd(b_.CreateMul(pos, rowStride), first0));
-  emitLoop(i64(0), n, L, [&](llvm::Value *j) {
-    llvm::Value *lp = elemPtr(k, bufRow, j);
-    llvm::Value *gp = elemPtr(k, dataAt, j);
-    llvm::Value *inside = b_.CreateAnd(b_.CreateICmpSGE(j, lo),
-                                       b_.CreateICmpSLE(b_.CreateAdd(j, i64(L)), hi));
-    auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
-    auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
-    auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
-    b_.CreateCondBr(inside, plainBB, maskedBB);
-    b_.SetInsertPoint(plainBB);
-    if (isLoad)
-      b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, gp, al), lp, al);
-    else
-      b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al);
-    b_.CreateBr(joinBB);
-    b_.SetInsertPoint(maskedBB);
-    llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateTrunc(j, i32t)), iota);
-    llvm::Value *tail = b_.CreateICmpSLT(lanes, n32);
-    llvm::Value *m = b_.CreateAnd(b_.CreateICmpSGE(lanes, lo32), b_.CreateICmpSLT(lanes, hi32));
-    if (isLoad) {
-      b_.CreateMaskedStore(b_.CreateMaskedLoad(vt, gp, al, m, otherV), lp, al, tail);
-    } else {
-      llvm::Value *stored =
-          b_.CreateMaskedLoad(vt, lp, al, tail, llvm::Constant::getNullValue(vt));
-      b_.CreateMaskedStore(stored, gp, al, m);
-    }
-    b_.CreateBr(joinBB);
-    b_.SetInsertPoint(joinBB);
-  });
+    llvm::Value *pos = b_.CreateAdd(row0, t);
+    llvm::Value *ok = b_.CreateAnd(sliceOk, b_.CreateAnd(b_.CreateICmpSGE(pos, i64(0)),
+                                                         b_.CreateICmpSLT(pos, rowSize)));
+    llvm::Value *hi = b_.CreateSelect(ok, hiAll, lo);
+    llvm::Value *hi32 = b_.CreateVectorSplat(L, b_.CreateTrunc(hi, i32t));
+    llvm::Value *bufRow = elemPtr(k, buf, b_.CreateMul(t, n));
+    llvm::Value *dataAt = elemPtr(k, data, b_.CreateAdd(b_.CreateMul(pos, rowStride), first0));
+    emitLoop(i64(0), n, L, [&](llvm::Value *j) {
+      llvm::Value *lp = elemPtr(k, bufRow, j);
+      llvm::Value *gp = elemPtr(k, dataAt, j);
+      llvm::Value *inside = b_.CreateAnd(b_.CreateICmpSGE(j, lo),
+                                         b_.CreateICmpSLE(b_.CreateAdd(j, i64(L)), hi));
+      auto *plainBB = llvm::BasicBlock::Create(ctx_, "row.whole", fn_);
+      auto *maskedBB = llvm::BasicBlock::Create(ctx_, "row.masked", fn_);
+      auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+      b_.CreateCondBr(inside, plainBB, maskedBB);
+      b_.SetInsertPoint(plainBB);
+      if (isLoad)
+        b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, gp, al), lp, al);
+      else
+        b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al);
+      b_.CreateBr(joinBB);
+      b_.SetInsertPoint(maskedBB);
+      llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateTrunc(j, i32t)), iota);
+      llvm::Value *tail = b_.CreateICmpSLT(lanes, n32);
+      llvm::Value *m = b_.CreateAnd(b_.CreateICmpSGE(lanes, lo32), b_.CreateICmpSLT(lanes, hi32));
+      if (isLoad) {
+        b_.CreateMaskedStore(b_.CreateMaskedLoad(vt, gp, al, m, otherV), lp, al, tail);
+      } else {
+        llvm::Value *stored =
+            b_.CreateMaskedLoad(vt, lp, al, tail, llvm::Constant::getNullValue(vt));
+        b_.CreateMaskedStore(stored, gp, al, m);
+      }
+      b_.CreateBr(joinBB);
+      b_.SetInsertPoint(joinBB);
+    });
   });
   b_.CreateRetVoid();
   fn_ = savedFn;
@@ -825,7 +827,7 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
   unsigned rank = t.sizes.size();
   // Offsets in a per-function stack array; the shape is a constant.
   if (!offsetSlot_)
-    offsetSlot_ = allocaEntry(i64t, kMaxTensorRank);
+    offsetSlot_ = allocaEntry(i64t, rt::kMaxRank);
   for (unsigned d = 0; d < rank; ++d)
     b_.CreateStore(off[d], b_.CreateGEP(i64t, offsetSlot_, i64(d)));
   llvm::GlobalVariable *&shapeGV = tileShapes_[shape];
@@ -842,7 +844,7 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
   std::vector<llvm::Value *> args = {buf, t.desc, i64(rank), offsetSlot_, shapeGV,
                                      i64(shape.size()), i64(ir::byteWidth(t.elem)), maskArg};
   std::vector<llvm::Type *> params = {ptr, ptr, i64t, ptr, ptr, i64t, i64t, ptr};
-  const char *name = "tilejit_rt_store_tile";
+  const char *name = rt::kStoreTileSymbol;
   if (isLoad) {
     llvm::Value *slot = allocaEntry(memType(t.elem), 1);
     b_.CreateStore(other, slot);
@@ -850,7 +852,7 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
     args.push_back(i64(t.elem == ScalarKind::I1));
     params.push_back(ptr);
     params.push_back(i64t);
-    name = "tilejit_rt_load_tile";
+    name = rt::kLoadTileSymbol;
   }
   auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   llvm::FunctionCallee callee = module_.getOrInsertFunction(name, ft);

@@ -11,6 +11,7 @@
 #define TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
 
 #include "codegen/llvm/CodeGen.h"
+#include "jit/Runtime.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/IRBuilder.h"
@@ -138,8 +139,6 @@ private:
   std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
   /// Row-move functions by (element kind, is load).
   std::map<std::pair<int, bool>, llvm::Function *> rowMoves_;
-  /// The largest tensor rank (rt::kMaxRank in jit/Runtime.h).
-  static constexpr unsigned kMaxTensorRank = 6;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
@@ -180,20 +179,20 @@ private:
   llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
 
 public:
-  /// The fast-path test of a tile access: every offset in range, the tile
-  /// inside the tensor, the innermost axis contiguous.
-  /// Calls the runtime to move a partial, masked or strided tile between
-  /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
-  /// load reads outside the tensor; `mask`: the tile mask's buffer or null).
   /// Moves a partial tile over a contiguous innermost axis: its last two axes
   /// through a row-move function shared by every access of the module with
   /// that element width and direction (rowMoveFunction), leading axes here.
   void emitPartialRows(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                        const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other);
   llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad);
+  /// Calls the runtime to move a partial, masked or strided tile between
+  /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
+  /// load reads outside the tensor; `mask`: the tile mask's buffer or null).
   void emitTileMoveCall(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                         const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *mask,
                         llvm::Value *other);
+  /// The fast-path test of a tile access: every offset in range, the tile
+  /// inside the tensor, the innermost axis contiguous.
   llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
                             const std::vector<int64_t> &shape);
   /// Rows of a up to which mma takes its few-rows kernels (8 on AVX-512, 4

@@ -54,15 +54,10 @@ private:
   }
 
   void collect(Block &b, Op &root, std::set<Op *> &group) {
-    std::map<const Op *, size_t> position;
-    for (size_t i = 0; i < b.ops().size(); ++i)
-      position[b.ops()[i].get()] = i;
     group.insert(&root);
     for (bool grew = true; grew;) {
       grew = false;
       std::vector<Op *> members(group.begin(), group.end());
-      std::sort(members.begin(), members.end(),
-                [&](const Op *x, const Op *y) { return position[x] > position[y]; });
       for (Op *member : members) {
         if (member->kind() == OpKind::Splat ||
             member->kind() == OpKind::Broadcast)
@@ -85,7 +80,7 @@ private:
       }
     }
     if (tileInputs(group) > kMaxInputs)
-      partition(root, group, position);
+      partition(b, root, group);
   }
 
   /// Splits an over-wide group: members in block order (producers first)
@@ -95,11 +90,11 @@ private:
   /// tree of pairwise sums over loaded tiles thus becomes passes over eight
   /// inputs each, joined by small sums of their results. Leaves `group` as
   /// the root's part.
-  void partition(Op &root, std::set<Op *> &group,
-                 const std::map<const Op *, size_t> &position) {
-    std::vector<Op *> order(group.begin(), group.end());
-    std::sort(order.begin(), order.end(),
-              [&](const Op *x, const Op *y) { return position.at(x) < position.at(y); });
+  void partition(Block &b, Op &root, std::set<Op *> &group) {
+    std::vector<Op *> order;
+    for (auto &op : b.ops())
+      if (group.count(op.get()))
+        order.push_back(op.get());
     std::map<Op *, std::set<Op *>> parts; // by top op
     for (Op *x : order) {
       std::set<Op *> part{x};
