@@ -209,17 +209,6 @@ int64_t pow2Tile(int64_t n, int64_t lo, int64_t hi) {
   return t;
 }
 
-/// The largest of `sizes` (ascending) that is <= `n`, else the first: a few
-/// tile sizes keep the number of compiled kernels small, and a tile no
-/// larger than a block is filled by whole blocks.
-int64_t stepTile(int64_t n, std::initializer_list<int64_t> sizes) {
-  int64_t t = *sizes.begin();
-  for (int64_t s : sizes)
-    if (s <= n)
-      t = s;
-  return t;
-}
-
 /// The prepared launch: the kernel and its argument block (the pack points
 /// into itself, so it lives behind a shared_ptr and is never copied).
 using Launch = KernelLaunch;
@@ -283,13 +272,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   };
   if (nz) {
     const int64_t bs = kc.dim(2);
-    // [BT, E] tiles of whole blocks' positions (BT <= bs where possible).
-    const int64_t bt = stepTile(bs, {8, 32, 128});
     auto spec = [&] {
-      return jit::Specialization{{"U", u},
-                                 {"I", idx},
-                                 {"E", std::to_string(kc.dim(3))},
-                                 {"BT", std::to_string(bt)}};
+      return jit::Specialization{
+          {"U", u}, {"I", idx}, {"E", std::to_string(kc.dim(3))}};
     };
     if (Status s =
             getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);

@@ -118,7 +118,7 @@ std::vector<BuiltinKernel> gatherPaKvCacheKernels() {
       {"gather_nz",
        src,
        "gather_nz",
-       {{"U", "u16"}, {"I", "i32"}, {"E", "16"}, {"BT", "128"}}},
+       {{"U", "u16"}, {"I", "i32"}, {"E", "16"}}},
   };
 }
 

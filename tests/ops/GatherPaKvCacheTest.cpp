@@ -629,6 +629,32 @@ TEST(GatherPaKvCache, NzEveryWidth) { // matrix row 6, and every dtype by width
     }
 }
 
+TEST(GatherPaKvCache, NzEveryStripGrouping) {
+  // The kernel moves strips 16, then 4, then 1 at a time: 21 key strips
+  // (16 + 4 + 1) and 38 value strips (2 x 16 + 4 + 2), with a partial last
+  // chunk, an invalid block id (zeros) and a column past the table.
+  unsigned seed = 150;
+  for (DataType t : {DataType::Float16, DataType::Float}) {
+    SCOPED_TRACE(runtime::dataTypeName(t));
+    const int64_t perStrip = 32 / runtime::elementSize(t);
+    Shape s;
+    s.nz = true;
+    s.key = t;
+    s.blocks = 5;
+    s.bs = 8;
+    s.heads = 1;
+    s.dk = 21 * perStrip;
+    s.dv = 38 * perStrip;
+    s.lens = {21, 13};
+    s.width = 3;
+    s.table = {4, -1, 0, 2, 1, 3};
+    s.seed = seed++;
+    Case c = make(s);
+    ASSERT_EQ(c.keyCache->shape, (std::vector<int64_t>{5, 21, 8, perStrip}));
+    c.expectMatchesReference();
+  }
+}
+
 TEST(GatherPaKvCache,
      NzMixedDtypesOfOneWidth) { // matrix row 7 (accepted pairs)
   const std::pair<DataType, DataType> pairs[] = {
