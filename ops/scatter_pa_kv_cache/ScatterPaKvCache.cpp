@@ -594,10 +594,16 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     int64_t cb = 1;
     while (cb < strips && cb * 32 < 1024)
       cb *= 2;
+    // Strips per tile of a run: a power of two up to 16 and up to the
+    // smaller cache's strip count (a last tile past it is a partial one).
+    int64_t cs = 1;
+    while (cs < 16 && cs * 2 <= std::min(kc.dim(1), vc.dim(1)))
+      cs *= 2;
     jit::Specialization spec{{"U", u},
                              {"I", idx},
                              {"E", std::to_string(e)},
                              {"CB", std::to_string(cb)},
+                             {"CS", std::to_string(cs)},
                              {"STREAM", streams(a) ? "true" : "false"}};
     if (Status s =
             getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);

@@ -383,6 +383,10 @@ TEST(ScatterPaKvCache, NzBlockRunsAndBrokenGroups) {
       // more than one program on a multi-core host.
       Case c = nzCase(t, idx, 70, 8, 128, 64, 4, 32, slots, 17);
       c.expectMatchesReference();
+      // 21 key and 38 value strips: a run's tiles of 16 strips overhang both.
+      const int64_t e = 32 / runtime::elementSize(t);
+      Case odd = nzCase(t, idx, 70, 1, 21 * e, 38 * e, 4, 32, slots, 18);
+      odd.expectMatchesReference();
     }
 }
 
