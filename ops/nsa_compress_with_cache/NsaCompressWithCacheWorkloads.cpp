@@ -89,7 +89,7 @@ std::vector<BuiltinKernel> nsaCompressWithCacheKernels() {
       {"nsa_compress",
        "ops/nsa_compress_with_cache/nsa_compress_with_cache.tile",
        "nsa_compress",
-       {{"T", "f16"}, {"CBS", "32"}, {"PS", "128"}, {"D", "128"}, {"BN", "8"}}},
+       {{"T", "f16"}, {"CBS", "32"}, {"PS", "128"}, {"D", "128"}, {"BN", "16"}}},
   };
 }
 

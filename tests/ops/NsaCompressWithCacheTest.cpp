@@ -433,6 +433,17 @@ TEST(NsaCompressWithCache, DuplicateSlotsLaterEntryWins) {
   Case c = makeCase(s);
   c.slots->setInts({1, 1, 1});
   c.expectMatchesReference();
+  // Enough bytes for a program per core: entries are shared out by output
+  // row, so equal rows stay in one program, in order.
+  Shape big;
+  big.n = 32;
+  big.d = 128;
+  big.lens = {32, 48, 64, 80, 96, 112, 128, 144};
+  big.permuted = false;
+  big.seed = 7;
+  Case d = makeCase(big);
+  d.slots->setInts({1, 2, 1, 4, 2, 1, 0, 4});
+  d.expectMatchesReference();
 }
 
 TEST(NsaCompressWithCache, CppApiAndHandwrittenTwin) {
