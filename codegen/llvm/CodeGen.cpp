@@ -882,12 +882,15 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // already wrote the in-bounds case, skips the copy through the buffer.
   const ir::Op *user = isLoad ? singleUser_.lookup(tile) : nullptr;
   // It reads the tensor when the consumer runs, so nothing in between may
-  // write memory (a store to the loaded tensor would show through).
+  // write memory (a store to the loaded tensor would show through). An mma
+  // with few rows reads b once, interleaved with its FMAs: from memory far
+  // away a bulk copy first keeps more misses in flight, so only a `cached`
+  // load (data the program has just brought in) is read in place there.
   bool forwardLoad = isLoad && !mask && useCounts_.lookup(tile) == 1 && user &&
                      user->parentBlock() == op.parentBlock() &&
                      (user->kind() == OpKind::Fused ||
                       (user->kind() == OpKind::Mma && user->operand(2) != tile &&
-                       !mmaTakesFewRows(*user))) &&
+                       (!mmaTakesFewRows(*user) || op.attrs().cached))) &&
                      !writesBetween(op, *user);
   llvm::Value *storeDone = nullptr;
   if (!isLoad) {

@@ -288,6 +288,8 @@ struct OpAttrs {
   bool transA = false, transB = false;       ///< mma
   bool hasMask = false;       ///< load, store, gather, scatter
   bool stream = false;        ///< store: non-temporal (streaming) hint
+  bool cached = false;        ///< load: the data is in cache; consumers read
+                              ///< it in place (no bulk copy into the buffer)
   std::string name;           ///< const_param
 };
 

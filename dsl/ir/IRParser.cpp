@@ -608,6 +608,10 @@ private:
         a.stream = true;
         continue;
       }
+      if (name == "cached") {
+        a.cached = true;
+        continue;
+      }
       if (name == "transA" || name == "transB") {
         (name == "transA" ? a.transA : a.transB) = true;
         continue;

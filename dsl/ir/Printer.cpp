@@ -145,6 +145,8 @@ private:
         parts.push_back("mask");
       if (a.stream)
         parts.push_back("stream");
+      if (a.cached)
+        parts.push_back("cached");
       break;
     case OpKind::LoadScalar:
       if (a.floatValue != 0)

@@ -1433,6 +1433,8 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
     named.insert("other");
   if (n == "store")
     named.insert("stream");
+  if (n == "load")
+    named.insert("cached");
   size_t npos = n == "load" || n == "scatter" ? 3 : 2;
   if (n == "store")
     npos = 3;
@@ -1584,6 +1586,15 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
       return std::nullopt;
     }
     attrs.stream = *v != 0;
+  }
+  if (nam.count("cached")) {
+    auto v = constEval(*nam["cached"]);
+    if (!v) {
+      error(nam["cached"]->loc, "'cached' must be a compile-time boolean (true, false or a "
+                                "bool parameter)");
+      return std::nullopt;
+    }
+    attrs.cached = *v != 0;
   }
   RValue r;
   r.loc = e.loc;

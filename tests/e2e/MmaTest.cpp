@@ -27,8 +27,10 @@ namespace {
 
 const char *kMma = R"(
 // a, b are wider than the tiles (rows of the view are not the tile's rows);
-// FWD = false routes the operands through local buffers.
-kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
+// FWD = false routes the operands through local buffers; CACHED reads b in
+// place even with few rows in a.
+kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool,
+          CACHED: bool = false>(
     a: gm<T>[_, _], b: gm<T>[_, _], c0: gm<f32>[M, N], c: gm<f32>[M, N]) grid(1) {
   var at = load(a, [1, 2], [M, K]);
   if !FWD {
@@ -36,13 +38,13 @@ kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool>(
   }
   let acc = load(c0, [0, 0], [M, N]);
   if TB {
-    var bt = load(b, [2, 1], [N, K]);
+    var bt = load(b, [2, 1], [N, K], cached = CACHED);
     if !FWD {
       bt = cast<T>(cast<f32>(bt) * 1.0);
     }
     store(c, [0, 0], mma(at, transpose(bt), acc));
   } else {
-    var bt = load(b, [2, 1], [K, N]);
+    var bt = load(b, [2, 1], [K, N], cached = CACHED);
     if !FWD {
       bt = cast<T>(cast<f32>(bt) * 1.0);
     }
@@ -86,13 +88,16 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
   for (jit::TargetLevel level : levels())
     for (const char *type : {"f32", "f16", "bf16", "i8"})
       for (bool tb : {true, false})
-        for (bool fwd : {true, false})
+        for (int mode = 0; mode < 3; ++mode)
           for (const Shape &s : shapes) {
+            // 0: operands as loaded, 1: through local buffers, 2: b `cached`.
+            const bool fwd = mode != 1, cached = mode == 2;
             if (!fwd && (std::string(type) == "bf16" || std::string(type) == "i8"))
               continue; // buffers are covered by f32 and f16
             SCOPED_TRACE(std::string(type) + " M=" + std::to_string(s.m) +
                          " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
-                         (tb ? " transB" : "") + (fwd ? " forwarded" : " buffered"));
+                         (tb ? " transB" : "") +
+                         (cached ? " cached" : fwd ? " forwarded" : " buffered"));
             // a is [M + 2, K + 3] (tile at [1, 2]); b is [N + 3, K + 2] with
             // transB, else [K + 3, N + 2] (tile at [2, 1]).
             const int64_t aCols = s.k + 3, bRows = (tb ? s.n : s.k) + 3,
@@ -107,7 +112,8 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
                  {"N", std::to_string(s.n)},
                  {"K", std::to_string(s.k)},
                  {"TB", tb ? "true" : "false"},
-                 {"FWD", fwd ? "true" : "false"}});
+                 {"FWD", fwd ? "true" : "false"},
+                 {"CACHED", cached ? "true" : "false"}});
             ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
             rt::ArgPack args;
             args.tensor(a.bytes.data(), {s.m + 2, aCols})
