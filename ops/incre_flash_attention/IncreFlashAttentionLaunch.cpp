@@ -150,6 +150,9 @@ struct Launch {
   rt::ArgPack pa, pc;
   std::vector<int64_t> start, len;
   std::vector<float> ws;
+  // ifa_rows: each program's copy of its step's KV rows ([slots, BKV * NKV *
+  // D] elements of the cache's type, K and V).
+  std::vector<unsigned char> kb, vb;
   // Tensor lists: one launch of the partial kernel per batch entry, each
   // over that entry's key and value tensors (nothing is copied).
   std::vector<rt::ArgPack> perBatch;
@@ -208,6 +211,15 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   const int64_t bkv =
       g.paged ? std::gcd<int64_t>(g.blockSize, 64) : (g.d > 256 ? 32 : 64);
   const TensorView &q = *a.query, &out = *a.attentionOut;
+  // Caches whose rows hold every KV head, one after another (BSH, BSND,
+  // paged 3-D), go to ifa_rows, which reads them row by row; with one KV
+  // head both kernels read the same way.
+  auto byRow = [&](const FlatView &f) {
+    return f.strides[3] == 1 && f.strides[1] == g.d && f.strides[2] == g.nkv * g.d;
+  };
+  bool interleaved = g.nkv > 1;
+  for (int64_t i = 0; interleaved && i < (g.mode == KvMode::List ? g.b : 1); ++i)
+    interleaved = byRow(kvView(*a.key->at(i), g)) && byRow(kvView(*a.value->at(i), g));
   const bool hasOff = a.antiquantOffset && !a.antiquantOffset->isEmpty();
   const bool hasQOff = a.quantOffset2 && !a.quantOffset2->isEmpty();
   jit::Specialization sp{{"T", kindOf(q.dtype)},
@@ -222,7 +234,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   if (g.mask)
     sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
   runtime::KernelUse use;
-  if (Status s = getKernel(source(), "ifa_partial", sp, L.partial, &use); !s)
+  if (Status s = getKernel(source(), interleaved ? "ifa_rows" : "ifa_partial", sp, L.partial, &use);
+      !s)
     return s;
   executor.addKernelUse(use);
   jit::Specialization sc{{"O", kindOf(out.dtype)},
@@ -235,12 +248,15 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     return s;
   executor.addKernelUse(use);
 
-  // The split of the KV window over programs: enough programs for every
-  // core even at batch 1, chunks of at least 512 positions.
+  // The split of the KV window over programs: enough splits for every core
+  // even at batch 1 (counted per batch entry, as ifa_rows runs one program
+  // per entry and split; ifa_partial, one per KV head too, takes the same
+  // splits so that every layout sums in the same order), chunks of at least
+  // 512 positions.
   const int64_t maxLen =
       g.len.empty() ? 0 : *std::max_element(g.len.begin(), g.len.end());
   const bool lists = g.mode == KvMode::List;
-  const int64_t units = g.b * g.nkv, perLaunch = lists ? g.nkv : units;
+  const int64_t units = g.b * g.nkv, perLaunch = lists ? 1 : g.b;
   const int64_t target = programsFor(std::numeric_limits<int32_t>::max());
   int64_t parts = 1;
   if (perLaunch < target)
@@ -302,10 +318,27 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     p.tensor(pm + r0, {nb * g.nkv, parts, g.g});
     p.tensor(pl + r0, {nb * g.nkv, parts, g.g});
     p.tensor(po + r0 * g.d, {nb * g.nkv, parts, g.g, g.d});
+    if (interleaved) {
+      // The caches as runs of rows ([blocks, rows * NKV * D]), the programs'
+      // copies flat and as [slot, NKV, BKV, D] views.
+      const int64_t slots = nb * parts, h = g.nkv * g.d;
+      p.tensor(kv.data, {kv.sizes[0], kv.sizes[2] * h}, {kv.strides[0], 1});
+      p.tensor(vv.data, {vv.sizes[0], vv.sizes[2] * h}, {vv.strides[0], 1});
+      p.tensor(L.kb.data(), {slots, bkv * h});
+      p.tensor(L.vb.data(), {slots, bkv * h});
+      p.tensor(L.kb.data(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
+      p.tensor(L.vb.data(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
+    }
     p.f32(static_cast<float>(a.scaleValue));
     p.i64(chunk);
     p.i64(parts);
   };
+  if (interleaved) {
+    const size_t bytes = static_cast<size_t>((lists ? 1 : g.b) * parts * bkv * g.nkv * g.d *
+                                             runtime::elementSize(g.kvDtype));
+    L.kb.assign(bytes, 0);
+    L.vb.assign(bytes, 0);
+  }
   if (g.paged)
     L.table = *a.blocktable;
   if (g.padding)
