@@ -1578,23 +1578,18 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
     ops.push_back(broadcastTo(m, shape, nam["mask"]->loc));
     attrs.hasMask = true;
   }
-  if (nam.count("stream")) {
-    auto v = constEval(*nam["stream"]);
+  // The compile-time boolean hints: stream (store), cached (load).
+  for (auto [hint, flag] : {std::pair{"stream", &attrs.stream}, {"cached", &attrs.cached}}) {
+    if (!nam.count(hint))
+      continue;
+    auto v = constEval(*nam[hint]);
     if (!v) {
-      error(nam["stream"]->loc, "'stream' must be a compile-time boolean (true, false or a "
-                                "bool parameter)");
+      error(nam[hint]->loc, std::string("'") + hint +
+                                "' must be a compile-time boolean (true, false or a bool "
+                                "parameter)");
       return std::nullopt;
     }
-    attrs.stream = *v != 0;
-  }
-  if (nam.count("cached")) {
-    auto v = constEval(*nam["cached"]);
-    if (!v) {
-      error(nam["cached"]->loc, "'cached' must be a compile-time boolean (true, false or a "
-                                "bool parameter)");
-      return std::nullopt;
-    }
-    attrs.cached = *v != 0;
+    *flag = *v != 0;
   }
   RValue r;
   r.loc = e.loc;
