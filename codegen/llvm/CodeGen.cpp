@@ -273,22 +273,40 @@ void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, uns
     return;
   }
   streamed_ = true;
+  // The destination is 16-byte aligned (streamable()). Non-temporal stores
+  // of a whole vector register (32 or 64 bytes) need that alignment: a long
+  // row stores 16-byte chunks up to the first such boundary, whole vectors
+  // after it, and 16-byte chunks for the rest.
   constexpr int64_t kChunk = 16;
-  llvm::Type *vt = llvm::FixedVectorType::get(b_.getInt64Ty(), kChunk / 8);
+  const int64_t wide = static_cast<int64_t>(lanes_) * 4;
   llvm::MDNode *hint = llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1)));
-  auto chunk = [&](llvm::Value *o) {
-    llvm::Value *v =
-        b_.CreateAlignedLoad(vt, b_.CreateGEP(b_.getInt8Ty(), src, o), llvm::Align(align));
-    llvm::StoreInst *st =
-        b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dst, o), llvm::Align(kChunk));
-    st->setMetadata(llvm::LLVMContext::MD_nontemporal, hint);
+  auto chunkOf = [&](int64_t size) {
+    llvm::Type *vt = llvm::FixedVectorType::get(b_.getInt64Ty(), static_cast<unsigned>(size / 8));
+    return [&, vt, size](llvm::Value *o) {
+      llvm::Value *v =
+          b_.CreateAlignedLoad(vt, b_.CreateGEP(b_.getInt8Ty(), src, o), llvm::Align(align));
+      llvm::StoreInst *st = b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dst, o),
+                                                  llvm::Align(static_cast<uint64_t>(size)));
+      st->setMetadata(llvm::LLVMContext::MD_nontemporal, hint);
+    };
   };
+  auto narrow = chunkOf(kChunk);
   if (bytes <= 8 * kChunk) {
     for (int64_t o = 0; o < bytes; o += kChunk)
-      chunk(i64(o));
-  } else {
-    emitLoop(i64(0), i64(bytes), kChunk, chunk);
+      narrow(i64(o));
+    return;
   }
+  if (wide <= kChunk || bytes < 4 * wide) {
+    emitLoop(i64(0), i64(bytes), kChunk, narrow);
+    return;
+  }
+  llvm::Value *head = b_.CreateAnd(b_.CreateSub(i64(0), b_.CreatePtrToInt(dst, b_.getInt64Ty())),
+                                   i64(wide - 1));
+  llvm::Value *end = b_.CreateAdd(head, b_.CreateAnd(b_.CreateSub(i64(bytes), head),
+                                                     i64(~(wide - 1))));
+  emitLoop(i64(0), head, kChunk, narrow);
+  emitLoop(head, end, wide, chunkOf(wide));
+  emitLoop(end, i64(bytes), kChunk, narrow);
 }
 
 llvm::Value *CodeGen::streamable(const ir::Op &store, llvm::Value *dst, const TensorInfo &d,
