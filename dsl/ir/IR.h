@@ -93,8 +93,9 @@
 ///               `iota`s on scalars (an `iota {axis}` there is the index I
 ///               along axis), and ends in `yield` of one scalar. Result
 ///               element at index I = body evaluated on the inputs' elements
-///               at I. (The pass makes none that reads more than eight input
-///               tiles; the IR itself does not limit them.)
+///               at I. (The pass makes none that streams more than eight input
+///               tiles, or reads more than 24; the IR itself does not limit
+///               them.)
 /// Memory (global tensors are bounds-checked: an element whose index lies
 ///   outside [0, size) along any axis is never read or written):
 /// - `load`      (tensor, offsets[rank] (i64 scalars), [mask tile]); other,

@@ -579,3 +579,43 @@ TEST(FuseElementwisePass, GroupsReadAtMostEightTiles) {
   }
   EXPECT_EQ(groups, 2) << out;
 }
+
+TEST(FuseElementwisePass, ColumnsBroadcastAlongRowsDoNotCount) {
+  // A weighted sum of `tokens` loaded [4, 64] tiles, each times its own
+  // [4, 1] weight column broadcast along the rows (a cache window's tokens
+  // and their weights). The columns are read once per row and do not count
+  // towards the eight streamed inputs: eight tokens fuse into one loop of 16
+  // inputs, nine split.
+  auto groupsOf = [](int tokens) {
+    std::string input = R"TIR(kernel @window(%x: tensor<f32, 2>, %w: tensor<f32, 2>) {
+  grid {
+    %0 = dim %x {axis = 0} : i64
+    yield %0
+  }
+  body {
+    %z = const {value = 0} : i64
+)TIR";
+    for (int t = 0; t < tokens; ++t) {
+      std::string n = std::to_string(t);
+      input += "    %c" + n + " = const {value = " + n + "} : i64\n";
+      input += "    %l" + n + " = load %x, %c" + n + ", %z : tile<f32, 4, 64>\n";
+      input += "    %w" + n + " = load %w, %z, %c" + n + " : tile<f32, 4, 1>\n";
+      input += "    %b" + n + " = broadcast %w" + n + " : tile<f32, 4, 64>\n";
+      input += "    %p" + n + " = mul %l" + n + ", %b" + n + " : tile<f32, 4, 64>\n";
+    }
+    input += "    %s0 = add %p0, %p1 : tile<f32, 4, 64>\n";
+    for (int t = 2; t < tokens; ++t)
+      input += "    %s" + std::to_string(t - 1) + " = add %s" + std::to_string(t - 2) + ", %p" +
+               std::to_string(t) + " : tile<f32, 4, 64>\n";
+    input += "    store %x, %z, %z, %s" + std::to_string(tokens - 2) + "\n  }\n}\n";
+    std::string out = runOn(input, "fuse-elementwise");
+    EXPECT_EQ(out.find("ERROR"), std::string::npos) << out;
+    int groups = 0;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      groups += line.find("= fused ") != std::string::npos;
+    return groups;
+  };
+  EXPECT_EQ(groupsOf(8), 1);
+  EXPECT_EQ(groupsOf(9), 2);
+}
