@@ -66,7 +66,7 @@ private:
     std::set<const Value *> inputs = inputsOf(group);
     size_t streamed = 0;
     for (const Value *v : inputs)
-      streamed += v->type().shape().back() > 1;
+      streamed += !v->type().shape().empty() && v->type().shape().back() > 1;
     return streamed > kMaxStreamed || inputs.size() > kMaxInputs;
   }
 

@@ -151,8 +151,9 @@ struct Launch {
   std::vector<int64_t> start, len;
   std::vector<float> ws;
   // ifa_rows: each program's copy of its step's KV rows ([slots, BKV * NKV *
-  // D] elements of the cache's type, K and V).
-  std::vector<unsigned char> kb, vb;
+  // D] elements of the cache's type, K and V). Left uninitialised: rows past
+  // a step's window are never used (scores masked, values loaded masked).
+  std::unique_ptr<unsigned char[]> kb, vb;
   // Tensor lists: one launch of the partial kernel per batch entry, each
   // over that entry's key and value tensors (nothing is copied).
   std::vector<rt::ArgPack> perBatch;
@@ -324,10 +325,10 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       const int64_t slots = nb * parts, h = g.nkv * g.d;
       p.tensor(kv.data, {kv.sizes[0], kv.sizes[2] * h}, {kv.strides[0], 1});
       p.tensor(vv.data, {vv.sizes[0], vv.sizes[2] * h}, {vv.strides[0], 1});
-      p.tensor(L.kb.data(), {slots, bkv * h});
-      p.tensor(L.vb.data(), {slots, bkv * h});
-      p.tensor(L.kb.data(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
-      p.tensor(L.vb.data(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
+      p.tensor(L.kb.get(), {slots, bkv * h});
+      p.tensor(L.vb.get(), {slots, bkv * h});
+      p.tensor(L.kb.get(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
+      p.tensor(L.vb.get(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
     }
     p.f32(static_cast<float>(a.scaleValue));
     p.i64(chunk);
@@ -336,8 +337,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   if (interleaved) {
     const size_t bytes = static_cast<size_t>((lists ? 1 : g.b) * parts * bkv * g.nkv * g.d *
                                              runtime::elementSize(g.kvDtype));
-    L.kb.assign(bytes, 0);
-    L.vb.assign(bytes, 0);
+    L.kb = std::make_unique_for_overwrite<unsigned char[]>(bytes);
+    L.vb = std::make_unique_for_overwrite<unsigned char[]>(bytes);
   }
   if (g.paged)
     L.table = *a.blocktable;
