@@ -248,14 +248,21 @@ void CodeGen::emitFused(const ir::Op &op) {
   }
   unsigned r = shape.size();
   int64_t n = shape.back();
-  auto chunk = [&](const std::vector<llvm::Value *> &outer, llvm::Value *j,
-                   unsigned cnt) {
-    llvm::Value *mask = cnt < L ? prefixMask(cnt, L) : nullptr;
-    llvm::DenseMap<const ir::Value *, llvm::Value *> vals;
-    for (unsigned a = 0; a < inputs.size(); ++a) {
-      const Input &in = inputs[a];
+  // Per row of the result (the outer indices): where each input's row starts,
+  // or its value when it is one element per row (splat once, outside the
+  // vector loop), and where the result's row starts. The vector loop then
+  // only adds `j` to loop-invariant row pointers: without this, every input
+  // kept a base pointer and a row offset live (twice the registers, reloaded
+  // from the stack in loops reading eight tiles).
+  struct Row {
+    std::vector<llvm::Value *> at; ///< per input: row pointer or splat value
+    llvm::Value *out = nullptr;
+  };
+  auto rowOf = [&](const std::vector<llvm::Value *> &outer) {
+    Row row;
+    for (const Input &in : inputs) {
       if (in.splatValue) {
-        vals[body.argument(a)] = in.splatValue;
+        row.at.push_back(in.splatValue);
         continue;
       }
       ScalarKind ek = in.v->type().elem();
@@ -263,20 +270,34 @@ void CodeGen::emitFused(const ir::Op &op) {
       for (unsigned d = 0; d + 1 < r; ++d)
         if (!in.broadcast[d])
           base = b_.CreateAdd(base, b_.CreateMul(outer[d], in.at.strides[d]));
-      if (in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1) {
-        vals[body.argument(a)] =
-            splat(loadElems(ek, elemPtr(ek, in.at.base, base), 1, nullptr), L);
-      } else {
-        vals[body.argument(a)] =
-            loadElems(ek, elemPtr(ek, in.at.base, b_.CreateAdd(base, j)), L, mask);
+      llvm::Value *ptr = elemPtr(ek, in.at.base, base);
+      if (in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1)
+        row.at.push_back(splat(loadElems(ek, ptr, 1, nullptr), L));
+      else
+        row.at.push_back(ptr);
+    }
+    llvm::Value *idx = i64(0);
+    for (unsigned d = 0; d + 1 < r; ++d)
+      idx = b_.CreateAdd(idx, b_.CreateMul(outer[d], out.strides[d]));
+    row.out = elemPtr(rk, out.base, idx);
+    return row;
+  };
+  auto chunk = [&](const Row &row, const std::vector<llvm::Value *> &outer,
+                   llvm::Value *j, unsigned cnt) {
+    llvm::Value *mask = cnt < L ? prefixMask(cnt, L) : nullptr;
+    llvm::DenseMap<const ir::Value *, llvm::Value *> vals;
+    for (unsigned a = 0; a < inputs.size(); ++a) {
+      const Input &in = inputs[a];
+      if (in.splatValue || in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1) {
+        vals[body.argument(a)] = row.at[a];
+        continue;
       }
+      ScalarKind ek = in.v->type().elem();
+      vals[body.argument(a)] = loadElems(ek, elemPtr(ek, row.at[a], j), L, mask);
     }
     for (const auto &inner : body.ops()) {
       if (inner->kind() == OpKind::Yield) {
-        llvm::Value *idx = j;
-        for (unsigned d = 0; d + 1 < r; ++d)
-          idx = b_.CreateAdd(idx, b_.CreateMul(outer[d], out.strides[d]));
-        storeElems(rk, vals[inner->operand(0)], elemPtr(rk, out.base, idx), L, mask);
+        storeElems(rk, vals[inner->operand(0)], elemPtr(rk, row.out, j), L, mask);
         break;
       }
       if (inner->kind() == OpKind::Iota) {
@@ -303,11 +324,12 @@ void CodeGen::emitFused(const ir::Op &op) {
   };
   std::vector<int64_t> outerShape(shape.begin(), shape.end() - 1);
   emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
+    const Row row = rowOf(outer);
     int64_t full = n / L * L;
     if (full > 0)
-      emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(outer, j, L); });
+      emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(row, outer, j, L); });
     if (full < n)
-      chunk(outer, i64(full), static_cast<unsigned>(n - full));
+      chunk(row, outer, i64(full), static_cast<unsigned>(n - full));
   });
 }
 
