@@ -234,6 +234,11 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"QUANTKV", g.quantKv ? "true" : "false"}};
   if (g.mask)
     sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
+  // ifa_rows copies a step's rows (BKV of NKV * D elements) in one piece:
+  // the number of KV heads is a model constant, so this adds no compiles
+  // to a decode loop.
+  if (interleaved)
+    sp.push_back({"CH", std::to_string(bkv * g.nkv * g.d)});
   runtime::KernelUse use;
   if (Status s = getKernel(source(), interleaved ? "ifa_rows" : "ifa_partial", sp, L.partial, &use);
       !s)
