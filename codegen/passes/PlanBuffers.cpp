@@ -124,6 +124,22 @@ private:
             sharersOf_[arg].push_back(op.result(r));
           }
         }
+      // A reshape is the same bytes in the same order: its result shares its
+      // operand's buffer (the code generator's copy between equal offsets is
+      // then nothing). Not a loop-carried value's buffer, which the loop
+      // rewrites while a reshape of it may still be read (a yield of both).
+      if (op.kind() == OpKind::Reshape && op.operand(0)->type().isTile()) {
+        Value *src = op.operand(0);
+        auto it = shared_.find(src);
+        const Op *def = src->definingOp();
+        bool owned = def && def->kind() != OpKind::For &&
+                     (it == shared_.end() || def->kind() == OpKind::Reshape);
+        if (owned) {
+          Value *root = it == shared_.end() ? src : it->second;
+          shared_[op.result()] = root;
+          sharersOf_[root].push_back(op.result());
+        }
+      }
       if (op.kind() == OpKind::For)
         for (unsigned r = 0; r < op.numResults(); ++r)
           if (op.result(r)->type().isTile())
