@@ -48,6 +48,10 @@ int64_t nzStripElems(DataType type) {
   return size > 0 ? 32 / size : 0;
 }
 
+bool streamsOutput(int64_t outputBytes) {
+  return outputBytes >= (int64_t(16) << 20);
+}
+
 const char *copyKind(int64_t bytes) {
   switch (bytes) {
   case 1:

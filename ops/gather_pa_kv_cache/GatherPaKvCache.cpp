@@ -265,6 +265,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
       a.seqOffsetOptional ? *a.seqOffsetOptional : *a.seqLens;
   const bool hasOff = a.seqOffsetOptional != nullptr;
   rt::ArgPack &p = out.args;
+  // Large outputs (a prefill's) are written with non-temporal stores.
+  const bool stream =
+      streamsOutput((kr.numel() + vr.numel()) * kr.elementSize());
   auto packIndices = [&] {
     pack(p, *a.blockTables);
     pack(p, *a.seqLens);
@@ -274,7 +277,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
     const int64_t bs = kc.dim(2);
     auto spec = [&] {
       return jit::Specialization{
-          {"U", u}, {"I", idx}, {"E", std::to_string(kc.dim(3))}};
+          {"U", u}, {"I", idx}, {"E", std::to_string(kc.dim(3))},
+          {"STREAM", stream ? "true" : "false"}};
     };
     if (Status s =
             getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);
@@ -283,8 +287,15 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
     pack(p, kc);
     pack(p, vc);
     packIndices();
-    pack(p, kr);
-    pack(p, vr);
+    // The outputs as [T, C, 1, E]: strip c of row d at [d, c, 0, 0].
+    auto strips = [&](const TensorView &o, const TensorView &cache) {
+      const int64_t e = cache.dim(3);
+      pack(p, FlatView{o.firstElement(),
+                       {o.dim(0), cache.dim(1), 1, e},
+                       {o.strides[0], o.strides[1] * e, e * o.strides[1], o.strides[1]}});
+    };
+    strips(kr, kc);
+    strips(vr, vc);
     p.boolean(a.isSeqLensCumsum);
     p.boolean(hasOff);
     p.i64(programsForShapes(a, bs));
@@ -302,7 +313,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                                  {"I", idx},
                                  {"BT", std::to_string((16 << 10) / width)},
                                  {"BM", std::to_string(512 / width)},
-                                 {"BE", std::to_string(32 / width)}};
+                                 {"BE", std::to_string(32 / width)},
+                                 {"STREAM", stream ? "true" : "false"}};
     };
     if (Status s = getKernel(source(), "gather_flat", spec(), out.kernel,
                              &out.use);

@@ -2,13 +2,19 @@
 //
 // What a careful C++ programmer writes for contiguous tensors: one pass over
 // the lengths lists the block chunks (section 4's loop, a block at a time),
-// then threads copy them, one memcpy per chunk (Norm: a block's first cnt
+// then threads copy them, one copy per chunk (Norm: a block's first cnt
 // tokens are one run of cnt * N * D elements, and so are their output rows)
 // or per 32-byte strip row (PA_NZ); invalid columns or block ids memset 0.
+// Outputs of 16 MiB or more are written with non-temporal stores (SSE2,
+// which every x86-64 has), as the kernels do: Norm streams each chunk, PA_NZ
+// fills each output row 16 strips (512 contiguous bytes) at a time.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 
+#include "ops/common/KvCache.h"
+
+#include <emmintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -28,6 +34,19 @@ namespace {
 struct Chunk {
   int64_t blk, row, cnt;
 };
+
+/// memcpy of `n` bytes with non-temporal stores for the 16-byte aligned part
+/// of the destination.
+void streamCopy(char *dst, const char *src, int64_t n) {
+  const int64_t head =
+      std::min<int64_t>(n, static_cast<int64_t>(-reinterpret_cast<uintptr_t>(dst) & 15));
+  std::memcpy(dst, src, static_cast<size_t>(head));
+  int64_t i = head;
+  for (; i + 16 <= n; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
+  std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
+}
 
 int64_t indexAt(const TensorView &t, int64_t i) {
   const void *p = t.firstElement();
@@ -79,9 +98,12 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
   const int64_t count = static_cast<int64_t>(chunks.size());
   // One thread for decode-sized calls (a fork costs more than they move).
   const int64_t bytes = t * (kRow + vRow);
+  const bool stream = streamsOutput(bytes);
   const int threads = static_cast<int>(std::clamp<int64_t>(
       std::min(count, bytes / (64 << 10)), 1, omp_get_max_threads()));
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static) nowait
   for (int64_t i = 0; i < count; ++i) {
     const Chunk c = chunks[static_cast<size_t>(i)];
     char *kd = krp + c.row * kRow, *vd = vrp + c.row * vRow;
@@ -91,10 +113,14 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
       continue;
     }
     if (!nz) {
-      std::memcpy(kd, kcp + c.blk * bs * kRow,
-                  static_cast<size_t>(c.cnt * kRow));
-      std::memcpy(vd, vcp + c.blk * bs * vRow,
-                  static_cast<size_t>(c.cnt * vRow));
+      const char *ks = kcp + c.blk * bs * kRow, *vs = vcp + c.blk * bs * vRow;
+      if (stream) {
+        streamCopy(kd, ks, c.cnt * kRow);
+        streamCopy(vd, vs, c.cnt * vRow);
+      } else {
+        std::memcpy(kd, ks, static_cast<size_t>(c.cnt * kRow));
+        std::memcpy(vd, vs, static_cast<size_t>(c.cnt * vRow));
+      }
       continue;
     }
     // [nb, strips, bs, 32 bytes]: strip s of position p lands at byte s * 32
@@ -102,12 +128,27 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
     auto strips = [&](const char *cache, char *dst, int64_t row) {
       const int64_t n = row / 32;
       const char *block = cache + c.blk * n * bs * 32;
-      for (int64_t s = 0; s < n; ++s)
+      int64_t s0 = 0;
+      if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && row % 16 == 0)
+        for (; s0 + 16 <= n; s0 += 16)
+          for (int64_t p = 0; p < c.cnt; ++p)
+            for (int64_t s = s0; s < s0 + 16; ++s) {
+              const char *from = block + (s * bs + p) * 32;
+              char *to = dst + p * row + s * 32;
+              _mm_stream_si128(reinterpret_cast<__m128i *>(to),
+                               _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
+              _mm_stream_si128(reinterpret_cast<__m128i *>(to + 16),
+                               _mm_loadu_si128(reinterpret_cast<const __m128i *>(from + 16)));
+            }
+      for (int64_t s = s0; s < n; ++s)
         for (int64_t p = 0; p < c.cnt; ++p)
           std::memcpy(dst + p * row + s * 32, block + (s * bs + p) * 32, 32);
     };
     strips(kcp, kd, kRow);
     strips(vcp, vd, vRow);
+  }
+  if (stream)
+    _mm_sfence(); // this thread's non-temporal stores, before the join
   }
   return true;
 }

@@ -703,6 +703,38 @@ TEST(GatherPaKvCache, NzInvalidIdsTruncationAndStridedOutput) {
   d.expectMatchesReference();
 }
 
+TEST(GatherPaKvCache, LargeOutputsAreStreamedExactly) {
+  // Outputs of 16 MiB or more go out with non-temporal stores (streamed
+  // strip groups and 16 KiB / 512-byte runs; leftover strips and 32-byte
+  // tails plain): 69 key strips (4 x 16 + 4 + 1) and 67 value strips per
+  // token, 4100 tokens (17.4 MiB of outputs), a partial last chunk, an
+  // invalid block id (streamed zeros), and the twin alike.
+  for (bool nz : {false, true}) {
+    SCOPED_TRACE(nz ? "PA_NZ" : "Norm");
+    Shape s;
+    s.nz = nz;
+    s.blocks = 40;
+    s.bs = 128;
+    s.heads = 1;
+    s.dk = 69 * 16;
+    s.dv = 67 * 16;
+    s.lens = {2500, 1600};
+    s.width = 20;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t j = 0; j < 20; ++j)
+        s.table.push_back(b == 1 && j == 3 ? -1 : (b * 20 + j * 7) % 40);
+    s.seed = 175;
+    Case c = make(s);
+    ASSERT_GE(static_cast<int64_t>(c.keyRef->bytes.size() + c.valueRef->bytes.size()),
+              int64_t(16) << 20);
+    c.expectMatchesReference();
+    Tensor krTwin(*c.keyRef), vrTwin(*c.valueRef);
+    ASSERT_TRUE(ops::gatherPaKvCacheHandwritten(c.args(&krTwin, &vrTwin)));
+    EXPECT_EQ(c.keyRef->bytes, krTwin.bytes);
+    EXPECT_EQ(c.valueRef->bytes, vrTwin.bytes);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Empty tensors and the twin
 //===----------------------------------------------------------------------===//
