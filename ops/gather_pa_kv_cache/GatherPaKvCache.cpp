@@ -284,16 +284,22 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
             getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);
         !s)
       return s;
-    pack(p, kc);
-    pack(p, vc);
-    packIndices();
-    // The outputs as [T, C, 1, E]: strip c of row d at [d, c, 0, 0].
+    // The caches position-major ([NB, BS, C, E], two axes swapped) and the
+    // outputs as [T, C, E] (strip c of row d at [d, c, 0]).
+    auto byPosition = [&](const TensorView &cache) {
+      pack(p, FlatView{cache.firstElement(),
+                       {cache.dim(0), cache.dim(2), cache.dim(1), cache.dim(3)},
+                       {cache.strides[0], cache.strides[2], cache.strides[1], cache.strides[3]}});
+    };
     auto strips = [&](const TensorView &o, const TensorView &cache) {
       const int64_t e = cache.dim(3);
       pack(p, FlatView{o.firstElement(),
-                       {o.dim(0), cache.dim(1), 1, e},
-                       {o.strides[0], o.strides[1] * e, e * o.strides[1], o.strides[1]}});
+                       {o.dim(0), cache.dim(1), e},
+                       {o.strides[0], o.strides[1] * e, o.strides[1]}});
     };
+    byPosition(kc);
+    byPosition(vc);
+    packIndices();
     strips(kr, kc);
     strips(vr, vc);
     p.boolean(a.isSeqLensCumsum);

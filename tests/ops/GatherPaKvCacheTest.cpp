@@ -632,25 +632,28 @@ TEST(GatherPaKvCache, NzEveryWidth) { // matrix row 6, and every dtype by width
 TEST(GatherPaKvCache, NzEveryStripGrouping) {
   // The kernel moves strips 16, then 4, then 1 at a time: 21 key strips
   // (16 + 4 + 1) and 38 value strips (2 x 16 + 4 + 2), with a partial last
-  // chunk, an invalid block id (zeros) and a column past the table.
+  // chunk, an invalid block id (zeros) and a column past the table; with
+  // blocks of 32, 16 positions per tile and then one by one.
   unsigned seed = 150;
+  for (int64_t bs : {8, 32})
   for (DataType t : {DataType::Float16, DataType::Float}) {
     SCOPED_TRACE(runtime::dataTypeName(t));
+    SCOPED_TRACE(bs);
     const int64_t perStrip = 32 / runtime::elementSize(t);
     Shape s;
     s.nz = true;
     s.key = t;
     s.blocks = 5;
-    s.bs = 8;
+    s.bs = bs;
     s.heads = 1;
     s.dk = 21 * perStrip;
     s.dv = 38 * perStrip;
-    s.lens = {21, 13};
+    s.lens = {21, bs == 8 ? 13 : 45};
     s.width = 3;
-    s.table = {4, -1, 0, 2, 1, 3};
+    s.table = {4, -1, 0, bs == 8 ? 2 : -1, 1, 3};
     s.seed = seed++;
     Case c = make(s);
-    ASSERT_EQ(c.keyCache->shape, (std::vector<int64_t>{5, 21, 8, perStrip}));
+    ASSERT_EQ(c.keyCache->shape, (std::vector<int64_t>{5, 21, bs, perStrip}));
     c.expectMatchesReference();
   }
 }
