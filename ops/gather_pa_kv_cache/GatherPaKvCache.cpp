@@ -276,9 +276,10 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   if (nz) {
     const int64_t bs = kc.dim(2);
     auto spec = [&] {
-      return jit::Specialization{
-          {"U", u}, {"I", idx}, {"E", std::to_string(kc.dim(3))},
-          {"STREAM", stream ? "true" : "false"}};
+      return jit::Specialization{{"U", u},
+                                 {"I", idx},
+                                 {"E", std::to_string(kc.dim(3))},
+                                 {"STREAM", stream ? "true" : "false"}};
     };
     if (Status s =
             getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);
@@ -289,7 +290,8 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
     auto byPosition = [&](const TensorView &cache) {
       pack(p, FlatView{cache.firstElement(),
                        {cache.dim(0), cache.dim(2), cache.dim(1), cache.dim(3)},
-                       {cache.strides[0], cache.strides[2], cache.strides[1], cache.strides[3]}});
+                       {cache.strides[0], cache.strides[2], cache.strides[1],
+                        cache.strides[3]}});
     };
     auto strips = [&](const TensorView &o, const TensorView &cache) {
       const int64_t e = cache.dim(3);

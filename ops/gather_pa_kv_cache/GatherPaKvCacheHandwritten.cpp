@@ -38,13 +38,14 @@ struct Chunk {
 /// memcpy of `n` bytes with non-temporal stores for the 16-byte aligned part
 /// of the destination.
 void streamCopy(char *dst, const char *src, int64_t n) {
-  const int64_t head =
-      std::min<int64_t>(n, static_cast<int64_t>(-reinterpret_cast<uintptr_t>(dst) & 15));
+  const int64_t head = std::min<int64_t>(
+      n, static_cast<int64_t>(-reinterpret_cast<uintptr_t>(dst) & 15));
   std::memcpy(dst, src, static_cast<size_t>(head));
   int64_t i = head;
   for (; i + 16 <= n; i += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
+    _mm_stream_si128(
+        reinterpret_cast<__m128i *>(dst + i),
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
   std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
 }
 
@@ -104,51 +105,55 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) nowait
-  for (int64_t i = 0; i < count; ++i) {
-    const Chunk c = chunks[static_cast<size_t>(i)];
-    char *kd = krp + c.row * kRow, *vd = vrp + c.row * vRow;
-    if (c.blk < 0) {
-      std::memset(kd, 0, static_cast<size_t>(c.cnt * kRow));
-      std::memset(vd, 0, static_cast<size_t>(c.cnt * vRow));
-      continue;
-    }
-    if (!nz) {
-      const char *ks = kcp + c.blk * bs * kRow, *vs = vcp + c.blk * bs * vRow;
-      if (stream) {
-        streamCopy(kd, ks, c.cnt * kRow);
-        streamCopy(vd, vs, c.cnt * vRow);
-      } else {
-        std::memcpy(kd, ks, static_cast<size_t>(c.cnt * kRow));
-        std::memcpy(vd, vs, static_cast<size_t>(c.cnt * vRow));
+    for (int64_t i = 0; i < count; ++i) {
+      const Chunk c = chunks[static_cast<size_t>(i)];
+      char *kd = krp + c.row * kRow, *vd = vrp + c.row * vRow;
+      if (c.blk < 0) {
+        std::memset(kd, 0, static_cast<size_t>(c.cnt * kRow));
+        std::memset(vd, 0, static_cast<size_t>(c.cnt * vRow));
+        continue;
       }
-      continue;
-    }
-    // [nb, strips, bs, 32 bytes]: strip s of position p lands at byte s * 32
-    // of output row p.
-    auto strips = [&](const char *cache, char *dst, int64_t row) {
-      const int64_t n = row / 32;
-      const char *block = cache + c.blk * n * bs * 32;
-      int64_t s0 = 0;
-      if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && row % 16 == 0)
-        for (; s0 + 16 <= n; s0 += 16)
+      if (!nz) {
+        const char *ks = kcp + c.blk * bs * kRow, *vs = vcp + c.blk * bs * vRow;
+        if (stream) {
+          streamCopy(kd, ks, c.cnt * kRow);
+          streamCopy(vd, vs, c.cnt * vRow);
+        } else {
+          std::memcpy(kd, ks, static_cast<size_t>(c.cnt * kRow));
+          std::memcpy(vd, vs, static_cast<size_t>(c.cnt * vRow));
+        }
+        continue;
+      }
+      // [nb, strips, bs, 32 bytes]: strip s of position p lands at byte s * 32
+      // of output row p.
+      auto strips = [&](const char *cache, char *dst, int64_t row) {
+        const int64_t n = row / 32;
+        const char *block = cache + c.blk * n * bs * 32;
+        int64_t s0 = 0;
+        if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
+            row % 16 == 0)
+          for (; s0 + 16 <= n; s0 += 16)
+            for (int64_t p = 0; p < c.cnt; ++p)
+              for (int64_t s = s0; s < s0 + 16; ++s) {
+                const char *from = block + (s * bs + p) * 32;
+                char *to = dst + p * row + s * 32;
+                _mm_stream_si128(
+                    reinterpret_cast<__m128i *>(to),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
+                _mm_stream_si128(
+                    reinterpret_cast<__m128i *>(to + 16),
+                    _mm_loadu_si128(
+                        reinterpret_cast<const __m128i *>(from + 16)));
+              }
+        for (int64_t s = s0; s < n; ++s)
           for (int64_t p = 0; p < c.cnt; ++p)
-            for (int64_t s = s0; s < s0 + 16; ++s) {
-              const char *from = block + (s * bs + p) * 32;
-              char *to = dst + p * row + s * 32;
-              _mm_stream_si128(reinterpret_cast<__m128i *>(to),
-                               _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
-              _mm_stream_si128(reinterpret_cast<__m128i *>(to + 16),
-                               _mm_loadu_si128(reinterpret_cast<const __m128i *>(from + 16)));
-            }
-      for (int64_t s = s0; s < n; ++s)
-        for (int64_t p = 0; p < c.cnt; ++p)
-          std::memcpy(dst + p * row + s * 32, block + (s * bs + p) * 32, 32);
-    };
-    strips(kcp, kd, kRow);
-    strips(vcp, vd, vRow);
-  }
-  if (stream)
-    _mm_sfence(); // this thread's non-temporal stores, before the join
+            std::memcpy(dst + p * row + s * 32, block + (s * bs + p) * 32, 32);
+      };
+      strips(kcp, kd, kRow);
+      strips(vcp, vd, vRow);
+    }
+    if (stream)
+      _mm_sfence(); // this thread's non-temporal stores, before the join
   }
   return true;
 }

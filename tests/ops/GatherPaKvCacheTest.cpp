@@ -636,26 +636,26 @@ TEST(GatherPaKvCache, NzEveryStripGrouping) {
   // blocks of 32, 16 positions per tile and then one by one.
   unsigned seed = 150;
   for (int64_t bs : {8, 32})
-  for (DataType t : {DataType::Float16, DataType::Float}) {
-    SCOPED_TRACE(runtime::dataTypeName(t));
-    SCOPED_TRACE(bs);
-    const int64_t perStrip = 32 / runtime::elementSize(t);
-    Shape s;
-    s.nz = true;
-    s.key = t;
-    s.blocks = 5;
-    s.bs = bs;
-    s.heads = 1;
-    s.dk = 21 * perStrip;
-    s.dv = 38 * perStrip;
-    s.lens = {21, bs == 8 ? 13 : 45};
-    s.width = 3;
-    s.table = {4, -1, 0, bs == 8 ? 2 : -1, 1, 3};
-    s.seed = seed++;
-    Case c = make(s);
-    ASSERT_EQ(c.keyCache->shape, (std::vector<int64_t>{5, 21, bs, perStrip}));
-    c.expectMatchesReference();
-  }
+    for (DataType t : {DataType::Float16, DataType::Float}) {
+      SCOPED_TRACE(runtime::dataTypeName(t));
+      SCOPED_TRACE(bs);
+      const int64_t perStrip = 32 / runtime::elementSize(t);
+      Shape s;
+      s.nz = true;
+      s.key = t;
+      s.blocks = 5;
+      s.bs = bs;
+      s.heads = 1;
+      s.dk = 21 * perStrip;
+      s.dv = 38 * perStrip;
+      s.lens = {21, bs == 8 ? 13 : 45};
+      s.width = 3;
+      s.table = {4, -1, 0, bs == 8 ? 2 : -1, 1, 3};
+      s.seed = seed++;
+      Case c = make(s);
+      ASSERT_EQ(c.keyCache->shape, (std::vector<int64_t>{5, 21, bs, perStrip}));
+      c.expectMatchesReference();
+    }
 }
 
 TEST(GatherPaKvCache,
@@ -728,8 +728,9 @@ TEST(GatherPaKvCache, LargeOutputsAreStreamedExactly) {
         s.table.push_back(b == 1 && j == 3 ? -1 : (b * 20 + j * 7) % 40);
     s.seed = 175;
     Case c = make(s);
-    ASSERT_GE(static_cast<int64_t>(c.keyRef->bytes.size() + c.valueRef->bytes.size()),
-              int64_t(16) << 20);
+    ASSERT_GE(
+        static_cast<int64_t>(c.keyRef->bytes.size() + c.valueRef->bytes.size()),
+        int64_t(16) << 20);
     c.expectMatchesReference();
     Tensor krTwin(*c.keyRef), vrTwin(*c.valueRef);
     ASSERT_TRUE(ops::gatherPaKvCacheHandwritten(c.args(&krTwin, &vrTwin)));
