@@ -1,7 +1,8 @@
 //===- NsaCompressWithCacheHandwritten.cpp - The hand-written twin --------===//
 //
 // What a careful C++ programmer writes: the qualifying entries listed once,
-// then threads over heads; per (head, entry) the window's rows of D are
+// then threads over entries (by output row), each entry's heads in order;
+// per (entry, head) the window's rows of D are
 // combined 8 lanes at a time in the spec's order (AVX2 + F16C intrinsics
 // after a run-time CPU check, a portable scalar loop otherwise). No fma:
 // the vector function enables AVX2 and F16C but not FMA, so the compiler
@@ -186,14 +187,25 @@ bool nsaCompressWithCacheHandwritten(const aclnn::NsaCompressWithCacheArgs &a) {
   const bool vec = hasAvx2();
   const int64_t bytes =
       static_cast<int64_t>(pb.entries.size()) * pb.cbs * pb.n * pb.d * 2;
-#pragma omp parallel for schedule(static) if (bytes >= (64 << 10))
-  for (int64_t h = 0; h < pb.n; ++h)
+  // Threads over entries, thread t taking those whose output row r has
+  // r % threads == t (equal rows stay in one thread, in order: the later
+  // entry wins); per entry the heads in order, so each token row of the
+  // window is read front to back.
+  const int threads = bytes >= (64 << 10) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     for (const Entry &en : pb.entries) {
-      if (vec)
-        rowAvx2(pb, en, h);
-      else
-        rowScalar(pb, en, h);
+      if (en.row % nt != t)
+        continue;
+      for (int64_t h = 0; h < pb.n; ++h) {
+        if (vec)
+          rowAvx2(pb, en, h);
+        else
+          rowScalar(pb, en, h);
+      }
     }
+  }
   return true;
 }
 
