@@ -13,6 +13,7 @@
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 
 #include "ops/common/KvCache.h"
+#include "ops/common/StreamCopy.h"
 
 #include <emmintrin.h>
 #include <omp.h>
@@ -34,20 +35,6 @@ namespace {
 struct Chunk {
   int64_t blk, row, cnt;
 };
-
-/// memcpy of `n` bytes with non-temporal stores for the 16-byte aligned part
-/// of the destination.
-void streamCopy(char *dst, const char *src, int64_t n) {
-  const int64_t head = std::min<int64_t>(
-      n, static_cast<int64_t>(-reinterpret_cast<uintptr_t>(dst) & 15));
-  std::memcpy(dst, src, static_cast<size_t>(head));
-  int64_t i = head;
-  for (; i + 16 <= n; i += 16)
-    _mm_stream_si128(
-        reinterpret_cast<__m128i *>(dst + i),
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
-  std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
-}
 
 int64_t indexAt(const TensorView &t, int64_t i) {
   const void *p = t.firstElement();
@@ -134,17 +121,8 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
             row % 16 == 0)
           for (; s0 + 16 <= n; s0 += 16)
             for (int64_t p = 0; p < c.cnt; ++p)
-              for (int64_t s = s0; s < s0 + 16; ++s) {
-                const char *from = block + (s * bs + p) * 32;
-                char *to = dst + p * row + s * 32;
-                _mm_stream_si128(
-                    reinterpret_cast<__m128i *>(to),
-                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
-                _mm_stream_si128(
-                    reinterpret_cast<__m128i *>(to + 16),
-                    _mm_loadu_si128(
-                        reinterpret_cast<const __m128i *>(from + 16)));
-              }
+              for (int64_t s = s0; s < s0 + 16; ++s)
+              streamStrip(dst + p * row + s * 32, block + (s * bs + p) * 32);
         for (int64_t s = s0; s < n; ++s)
           for (int64_t p = 0; p < c.cnt; ++p)
             std::memcpy(dst + p * row + s * 32, block + (s * bs + p) * 32, 32);

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
+#include "ops/common/StreamCopy.h"
+
 #include <emmintrin.h>
 #include <omp.h>
 
@@ -24,35 +26,6 @@ namespace tilejit::ops {
 using runtime::TensorView;
 
 namespace {
-
-/// memcpy of a row of `n` bytes with non-temporal stores for the 16-byte
-/// aligned part of the destination.
-void streamCopy(char *dst, const char *src, int64_t n) {
-  if (n < 128) {
-    std::memcpy(dst, src, static_cast<size_t>(n));
-    return;
-  }
-  const int64_t head =
-      static_cast<int64_t>(-reinterpret_cast<uintptr_t>(dst) & 15);
-  std::memcpy(dst, src, static_cast<size_t>(head));
-  int64_t i = head;
-  for (; i + 16 <= n; i += 16)
-    _mm_stream_si128(
-        reinterpret_cast<__m128i *>(dst + i),
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
-  std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
-}
-
-/// One 32-byte strip, streamed when the destination is 16-byte aligned.
-void streamStrip(char *dst, const char *src) {
-  if (reinterpret_cast<uintptr_t>(dst) % 16 != 0) {
-    std::memcpy(dst, src, 32);
-    return;
-  }
-  for (int k = 0; k < 32; k += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + k),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + k)));
-}
 
 } // namespace
 
