@@ -233,6 +233,7 @@ void CodeGen::emitFused(const ir::Op &op) {
     llvm::Value *splatValue = nullptr;
     Forwarded at;
     std::vector<bool> broadcast; ///< per axis: size 1 against a larger result
+    bool perRow = true; ///< one value per row (a scalar, or one element wide)
   };
   std::vector<Input> inputs;
   for (const ir::Value *in : op.operands()) {
@@ -243,6 +244,7 @@ void CodeGen::emitFused(const ir::Op &op) {
       i.at = accessOf(in);
       for (size_t d = 0; d < shape.size(); ++d)
         i.broadcast.push_back(in->type().shape()[d] == 1 && shape[d] != 1);
+      i.perRow = in->type().shape().back() == 1;
     }
     inputs.push_back(std::move(i));
   }
@@ -271,7 +273,7 @@ void CodeGen::emitFused(const ir::Op &op) {
         if (!in.broadcast[d])
           base = b_.CreateAdd(base, b_.CreateMul(outer[d], in.at.strides[d]));
       llvm::Value *ptr = elemPtr(ek, in.at.base, base);
-      if (in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1)
+      if (in.perRow)
         row.at.push_back(splat(loadElems(ek, ptr, 1, nullptr), L));
       else
         row.at.push_back(ptr);
@@ -288,7 +290,7 @@ void CodeGen::emitFused(const ir::Op &op) {
     llvm::DenseMap<const ir::Value *, llvm::Value *> vals;
     for (unsigned a = 0; a < inputs.size(); ++a) {
       const Input &in = inputs[a];
-      if (in.splatValue || in.broadcast[r - 1] || in.v->type().shape()[r - 1] == 1) {
+      if (in.perRow) {
         vals[body.argument(a)] = row.at[a];
         continue;
       }

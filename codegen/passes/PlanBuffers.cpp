@@ -128,13 +128,14 @@ private:
       // operand's buffer (the code generator's copy between equal offsets is
       // then nothing). Not a loop-carried value's buffer, which the loop
       // rewrites while a reshape of it may still be read (a yield of both).
+      // (Only for results and reshapes share a buffer, so an operand that
+      // is neither a block argument nor a for result owns its buffer or is
+      // a reshape sharing its root's.)
       if (op.kind() == OpKind::Reshape && op.operand(0)->type().isTile()) {
         Value *src = op.operand(0);
-        auto it = shared_.find(src);
         const Op *def = src->definingOp();
-        bool owned = def && def->kind() != OpKind::For &&
-                     (it == shared_.end() || def->kind() == OpKind::Reshape);
-        if (owned) {
+        if (def && def->kind() != OpKind::For) {
+          auto it = shared_.find(src);
           Value *root = it == shared_.end() ? src : it->second;
           shared_[op.result()] = root;
           sharersOf_[root].push_back(op.result());

@@ -2,11 +2,11 @@
 //
 // What a careful C++ programmer writes: the qualifying entries listed once,
 // then threads over entries (by output row), each entry's heads in order;
-// per (entry, head) the window's rows of D are
-// combined 8 lanes at a time in the spec's order (AVX2 + F16C intrinsics
-// after a run-time CPU check, a portable scalar loop otherwise). No fma:
-// the vector function enables AVX2 and F16C but not FMA, so the compiler
-// cannot contract a product into a sum.
+// per (entry, head) the window's rows of D are combined 8 lanes at a time
+// in the spec's order (AVX2 + F16C intrinsics after a run-time CPU check, a
+// portable scalar loop otherwise). No fma: the vector function enables AVX2
+// and F16C but not FMA, so the compiler cannot contract a product into a
+// sum.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
