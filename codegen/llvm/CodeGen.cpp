@@ -428,9 +428,18 @@ llvm::Value *CodeGen::scalar(const ir::Value *v) {
 }
 
 void CodeGen::emitBlock(const ir::Block &block) {
+  // A spread prefetch waits for an op of its own block; what no op took is
+  // requested at the block's end.
+  std::deque<PendingPrefetch> outer = std::move(waiting_);
+  waiting_.clear();
   for (const auto &op : block.ops())
     if (op->kind() != OpKind::Yield)
       emitOp(*op);
+  for (; !waiting_.empty(); waiting_.pop_front()) {
+    prefetch_ = std::move(waiting_.front());
+    flushPrefetch();
+  }
+  waiting_ = std::move(outer);
 }
 
 void CodeGen::emitOp(const ir::Op &op) {
@@ -474,6 +483,7 @@ void CodeGen::emitOp(const ir::Op &op) {
   }
   case OpKind::Fused:
     emitFused(op);
+    flushPrefetch();
     return;
   case OpKind::Splat:
     emitSplat(op);
@@ -489,6 +499,10 @@ void CodeGen::emitOp(const ir::Op &op) {
     return;
   case OpKind::Mma:
     emitMma(op);
+    flushPrefetch();
+    return;
+  case OpKind::Prefetch:
+    emitPrefetch(op);
     return;
   case OpKind::Load:
   case OpKind::Store:

@@ -325,11 +325,18 @@ void CodeGen::emitFused(const ir::Op &op) {
     }
   };
   std::vector<int64_t> outerShape(shape.begin(), shape.end() - 1);
+  int64_t rows = 1;
+  for (int64_t d : outerShape)
+    rows *= d;
+  beginSpread(rows * (n / L));
   emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
     const Row row = rowOf(outer);
     int64_t full = n / L * L;
     if (full > 0)
-      emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) { chunk(row, outer, j, L); });
+      emitLoop(i64(0), i64(full), L, [&](llvm::Value *j) {
+        spreadStep();
+        chunk(row, outer, j, L);
+      });
     if (full < n)
       chunk(row, outer, i64(full), static_cast<unsigned>(n - full));
   });

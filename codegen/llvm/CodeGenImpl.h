@@ -17,8 +17,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
+#include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace tilejit::codegen {
 
@@ -104,6 +106,34 @@ public:
   //===--------------------------------------------------------------------===//
   void emitMma(const ir::Op &op);
 
+  //===--------------------------------------------------------------------===//
+  // Prefetch (CodeGenPrefetch.cpp)
+  //===--------------------------------------------------------------------===//
+  /// A `prefetch` whose lines are not all requested yet: `rows` rows of
+  /// `rowBytes` contiguous bytes, `rowStride` bytes apart, from `base`;
+  /// `limit` is `rows`, or 0 when nothing may be requested. The cursor (row
+  /// number, byte offset of the row, byte offset within it) says where the
+  /// requests stand.
+  struct PendingPrefetch {
+    llvm::Value *base = nullptr, *rowStride = nullptr, *limit = nullptr;
+    llvm::Value *row = nullptr, *rowAt = nullptr, *col = nullptr; ///< i64 slots
+    int64_t rows = 1, rowBytes = 0, linesPerRow = 0;
+    int64_t per = 0; ///< lines per iteration while an op spreads them
+  };
+  void emitPrefetch(const ir::Op &op);
+  /// Requests the line `col` bytes into the row at byte `rowAt` (clamped to
+  /// the row's last byte).
+  void prefetchLine(llvm::Value *rowAt, llvm::Value *col);
+  /// An mma or fused op whose inner loops run `iterations` times in all is
+  /// about to be emitted: it takes the oldest waiting prefetch (if it has
+  /// iterations), and each `spreadStep` in its loops requests a share of the
+  /// lines.
+  void beginSpread(int64_t iterations);
+  void spreadStep();
+  /// Requests the lines of the prefetch being spread not yet requested;
+  /// none is being spread after.
+  void flushPrefetch();
+
   llvm::IRBuilder<> &builder() { return b_; }
   unsigned lanes() const { return lanes_; }
 
@@ -175,6 +205,11 @@ private:
   /// Set once a non-temporal store was emitted: the program ends with an
   /// sfence, so its writes are ordered before the launch returns.
   bool streamed_ = false;
+  /// Spread prefetches of the block being emitted (each block has its own),
+  /// oldest first, waiting for an mma or fused op with a loop; and the one
+  /// such an op is spreading now.
+  std::deque<PendingPrefetch> waiting_;
+  std::optional<PendingPrefetch> prefetch_;
   llvm::DenseMap<const ir::Value *, unsigned> useCounts_;
   llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
 

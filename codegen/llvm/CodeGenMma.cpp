@@ -182,6 +182,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       phis.back()->addIncoming(v, pre);
       cur.push_back(phis.back());
     }
+    spreadStep();
     std::vector<llvm::Value *> next = body(k, cur);
     llvm::Value *k1 = b.CreateAdd(k, i64(step), "", true, true);
     k->addIncoming(k1, b.GetInsertBlock());
@@ -270,7 +271,8 @@ void CodeGen::emitMma(const ir::Op &op) {
                    b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), v[0]), cp, L, cmask);
       }
     };
-    int64_t nFull = N / L * L;
+    int64_t nFull = N / L * L, nTail = N - nFull;
+    beginSpread(((nFull / L) * (L / R) + nTail / R + nTail % R) * (kFull / L));
     if (nFull > 0)
       emitLoop(i64(0), i64(nFull), L, [&](llvm::Value *n0) {
         emitLoop(i64(0), i64(L), R, [&](llvm::Value *r0) { pass(b.CreateAdd(n0, r0), r0, R); });
@@ -346,6 +348,7 @@ void CodeGen::emitMma(const ir::Op &op) {
   };
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
+  beginSpread((nFull / NR + (nFull < N)) * (mFull / blk.mr + (mTail > 0)) * K);
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {
     if (mFull > 0)
       emitLoop(i64(0), i64(mFull), blk.mr,

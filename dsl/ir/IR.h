@@ -117,6 +117,20 @@
 ///               (default 0) if out of bounds.
 /// - `store_scalar` (tensor, indices[rank], value); ; none. Skipped if out
 ///               of bounds.
+/// - `prefetch`  (tensor, offsets[rank]); extent, spread; none. A hint with
+///               no effect on results: the cache lines of the tile region
+///               `extent` (rank r <= tensor rank, trailing axes as for `load`)
+///               at the offsets are requested into the cache. The region is
+///               rows along its first axis, each the rest of the region; a
+///               region not wholly inside the tensor, or whose rows are not
+///               contiguous, is not requested at all (never a line outside
+///               the tensor). With `spread` the prefetches of a block wait,
+///               in order, for its `mma` and `fused` ops whose loops are long
+///               enough: each such op takes the oldest one and requests its
+///               lines a few (at most 8) per inner-loop iteration, so that
+///               they overlap its
+///               arithmetic instead of queueing as a burst (what is left is
+///               requested after the op; what no op took, at the block's end).
 /// Control:
 /// - `for`   (lb, ub, step, inits...); ; results = final iteration values.
 ///           One block with arguments (iv: i64, iters...) ending in `yield`
@@ -291,6 +305,8 @@ struct OpAttrs {
   bool stream = false;        ///< store: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read
                               ///< it in place (no bulk copy into the buffer)
+  bool spread = false;        ///< prefetch: over an mma's/fused op's loop
+  std::vector<int64_t> extent; ///< prefetch: the region's tile shape
   std::string name;           ///< const_param
 };
 

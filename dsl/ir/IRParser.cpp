@@ -612,6 +612,10 @@ private:
         a.cached = true;
         continue;
       }
+      if (name == "spread") {
+        a.spread = true;
+        continue;
+      }
       if (name == "transA" || name == "transB") {
         (name == "transA" ? a.transA : a.transB) = true;
         continue;
@@ -635,6 +639,17 @@ private:
           return false;
       } else if (name == "axis") {
         if (!parseInt(a.axis))
+          return false;
+      } else if (name == "extent") {
+        if (!expectPunct("["))
+          return false;
+        do {
+          int64_t e;
+          if (!parseInt(e))
+            return false;
+          a.extent.push_back(e);
+        } while (consumePunct(","));
+        if (!expectPunct("]"))
           return false;
       } else if (name == "name") {
         if (tok_.kind != Tok::String)

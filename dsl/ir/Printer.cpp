@@ -152,6 +152,15 @@ private:
       if (a.floatValue != 0)
         parts.push_back("other = " + formatFloat(a.floatValue));
       break;
+    case OpKind::Prefetch: {
+      std::string e = "extent = [";
+      for (size_t i = 0; i < a.extent.size(); ++i)
+        e += (i ? ", " : "") + std::to_string(a.extent[i]);
+      parts.push_back(e + "]");
+      if (a.spread)
+        parts.push_back("spread");
+      break;
+    }
     default:
       break;
     }

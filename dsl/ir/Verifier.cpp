@@ -71,6 +71,7 @@ private:
     case OpKind::Store:
     case OpKind::Scatter:
     case OpKind::StoreScalar:
+    case OpKind::Prefetch:
     case OpKind::Yield:
       want = 0;
       break;
@@ -355,6 +356,25 @@ private:
           fail(op, "offsets and indices must be i64");
       }
       checkMemory(op, rank);
+      return;
+    }
+    case OpKind::Prefetch: {
+      if (n < 1 || !op.operand(0)->type().isTensor()) {
+        fail(op, "needs a tensor as its first operand");
+        return;
+      }
+      unsigned rank = op.operand(0)->type().rank();
+      if (!operands(1 + rank, 1 + rank))
+        return;
+      for (unsigned i = 1; i <= rank; ++i)
+        if (op.operand(i)->type() != Type::scalar(ScalarKind::I64))
+          fail(op, "offsets must be i64 scalars");
+      const std::vector<int64_t> &ext = op.attrs().extent;
+      if (ext.empty() || ext.size() > rank)
+        fail(op, "extent must have 1 to " + std::to_string(rank) + " dimensions");
+      for (int64_t e : ext)
+        if (e <= 0)
+          fail(op, "extent dimensions must be positive");
       return;
     }
     case OpKind::For: {

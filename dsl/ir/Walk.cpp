@@ -40,6 +40,7 @@ bool hasSideEffects(const Op &op) {
   case OpKind::Store:
   case OpKind::Scatter:
   case OpKind::StoreScalar:
+  case OpKind::Prefetch: // a hint, but one the kernel asked for: kept
     return true;
   default:
     break;

@@ -1343,7 +1343,7 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
   }
   if (n == "mma" || n == "dot")
     return lowerMma(e);
-  if (n == "load" || n == "store" || n == "gather" || n == "scatter")
+  if (n == "load" || n == "store" || n == "gather" || n == "scatter" || n == "prefetch")
     return lowerMemory(e);
   error(e.loc, "unknown builtin '" + n + "'");
   return std::nullopt;
@@ -1435,9 +1435,9 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
     named.insert("stream");
   if (n == "load")
     named.insert("cached");
-  size_t npos = n == "load" || n == "scatter" ? 3 : 2;
-  if (n == "store")
-    npos = 3;
+  if (n == "prefetch")
+    named = {"spread"};
+  size_t npos = n == "gather" ? 2 : 3;
   if (!checkArgs(this, e, diags_, npos, npos, named, pos, nam))
     return std::nullopt;
   const Binding *t = tensorArg(*pos[0], n);
@@ -1461,13 +1461,13 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
   std::vector<ir::Value *> ops{tensorValue(*t)};
   std::vector<int64_t> shape;
   ir::Value *valueTile = nullptr;
-  if (n == "load") {
-    auto s = constShape(*pos[2], "'load'");
+  if (n == "load" || n == "prefetch") {
+    auto s = constShape(*pos[2], "'" + n + "'");
     if (!s)
       return std::nullopt;
     shape = *s;
     if (shape.size() > tt.rank()) {
-      error(pos[2]->loc, "load of a rank-" + std::to_string(shape.size()) +
+      error(pos[2]->loc, n + " of a rank-" + std::to_string(shape.size()) +
                              " tile from a rank-" + std::to_string(tt.rank()) +
                              " tensor");
       return std::nullopt;
@@ -1578,8 +1578,11 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
     ops.push_back(broadcastTo(m, shape, nam["mask"]->loc));
     attrs.hasMask = true;
   }
-  // The compile-time boolean hints: stream (store), cached (load).
-  for (auto [hint, flag] : {std::pair{"stream", &attrs.stream}, {"cached", &attrs.cached}}) {
+  // The compile-time boolean hints: stream (store), cached (load), spread
+  // (prefetch).
+  for (auto [hint, flag] : {std::pair{"stream", &attrs.stream},
+                            {"cached", &attrs.cached},
+                            {"spread", &attrs.spread}}) {
     if (!nam.count(hint))
       continue;
     auto v = constEval(*nam[hint]);
@@ -1593,11 +1596,16 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
   }
   RValue r;
   r.loc = e.loc;
-  OpKind kind = n == "load"     ? OpKind::Load
-                : n == "store"  ? OpKind::Store
-                : n == "gather" ? OpKind::Gather
-                                : OpKind::Scatter;
-  if (isLoad) {
+  OpKind kind = n == "load"       ? OpKind::Load
+                : n == "store"    ? OpKind::Store
+                : n == "gather"   ? OpKind::Gather
+                : n == "prefetch" ? OpKind::Prefetch
+                                  : OpKind::Scatter;
+  if (kind == OpKind::Prefetch) {
+    attrs.extent = shape;
+    b_.create(kind, e.loc, ops, {}, attrs);
+    r.value = nullptr;
+  } else if (isLoad) {
     r.value = emit(kind, e.loc, ops, Type::tile(tt.elem(), shape), attrs);
   } else {
     b_.create(kind, e.loc, ops, {}, attrs);

@@ -1,0 +1,146 @@
+//===- CodeGenPrefetch.cpp - `prefetch`: cache-line requests ahead of use -===//
+///
+/// \file
+/// `prefetch(t, [offsets], [extent])` requests the cache lines of a tile
+/// region. The region is taken as rows along its first axis, each row the
+/// rest of the region (one row for a rank-1 region), which must be
+/// contiguous in the tensor: `[8, BN, D]` at head h of a `[.., N, D]` cache
+/// is 8 tokens' runs of BN * D elements. Line c of a row is requested at
+/// `min(c * 64, rowBytes - 1)` bytes into it, which touches every line of
+/// the row whatever its alignment (linesPerRow = rowBytes / 64 + 1). A region
+/// not wholly inside the tensor, or whose rows are not contiguous, requests
+/// nothing (its row count is 0 at run time).
+///
+/// Without `spread` the lines are requested at once. With it they wait, in
+/// order, for the `mma` and `fused` ops of the same block whose loops are
+/// long enough: each such op takes the oldest waiting prefetch, and its
+/// inner loops request `per` of its lines in each iteration (the iteration
+/// count is static: `per` is the fewest lines that finish within it, at most
+/// 8), so that the
+/// requests overlap its arithmetic rather than queue behind each other; a
+/// decode step that copies its next rows after computing on the current
+/// ones otherwise leaves the memory idle during the arithmetic and the cores
+/// idle during the copy. Lines left over after that op are requested then;
+/// prefetches no op took, at the end of the block.
+///
+//===----------------------------------------------------------------------===//
+#include "codegen/llvm/CodeGenImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+namespace tilejit::codegen {
+
+void CodeGen::emitPrefetch(const ir::Op &op) {
+  const TensorInfo &t = tensors_[op.operand(0)];
+  const std::vector<int64_t> &ext = op.attrs().extent;
+  unsigned rank = t.sizes.size(), lead = rank - ext.size();
+  unsigned eb = ir::byteWidth(t.elem);
+  std::vector<llvm::Value *> off;
+  llvm::Value *lin = i64(0);
+  for (unsigned d = 0; d < rank; ++d) {
+    off.push_back(scalar(op.operand(1 + d)));
+    lin = b_.CreateAdd(lin, b_.CreateMul(off.back(), t.strides[d]));
+  }
+  PendingPrefetch p;
+  p.base = b_.CreateGEP(b_.getInt8Ty(), t.data, b_.CreateMul(lin, i64(eb)));
+  // Rows along the region's first axis (when it has two or more), each the
+  // rest of the region: contiguous when every axis after the row axis steps
+  // over the whole extent of the next (the innermost stride being 1 is part
+  // of tileInBounds).
+  llvm::Value *ok = tileInBounds(t, off, ext);
+  int64_t rowElems = 1;
+  for (size_t d = ext.size() > 1 ? 1 : 0; d < ext.size(); ++d)
+    rowElems *= ext[d];
+  for (unsigned d = lead + 1; d + 1 < rank; ++d)
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(t.strides[d], b_.CreateMul(t.strides[d + 1],
+                                                                     i64(ext[d + 1 - lead]))));
+  p.rows = ext.size() > 1 ? ext[0] : 1;
+  p.rowStride = ext.size() > 1 ? b_.CreateMul(t.strides[lead], i64(eb)) : i64(0);
+  p.rowBytes = rowElems * eb;
+  p.linesPerRow = p.rowBytes / 64 + 1;
+  p.limit = b_.CreateSelect(ok, i64(p.rows), i64(0));
+  p.row = allocaEntry(b_.getInt64Ty(), 1);
+  p.rowAt = allocaEntry(b_.getInt64Ty(), 1);
+  p.col = allocaEntry(b_.getInt64Ty(), 1);
+  for (llvm::Value *slot : {p.row, p.rowAt, p.col})
+    b_.CreateStore(i64(0), slot);
+  if (op.attrs().spread) {
+    waiting_.push_back(std::move(p));
+    return;
+  }
+  assert(!prefetch_ && "a prefetch is spread outside an op's loops");
+  prefetch_ = std::move(p);
+  flushPrefetch();
+}
+
+void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {
+  const PendingPrefetch &p = *prefetch_;
+  llvm::Value *at = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, col, i64(p.rowBytes - 1));
+  // Read, keep in every cache level, data.
+  b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                     {b_.CreateGEP(b_.getInt8Ty(), p.base, b_.CreateAdd(rowAt, at)),
+                      b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+}
+
+void CodeGen::beginSpread(int64_t iterations) {
+  // The oldest waiting prefetch, if this op's loops are long enough to take
+  // it at most kMaxPerIteration lines an iteration (a short loop, such as a
+  // row of weights converted, would only make a burst of it): the fewest
+  // lines per iteration that finish every row (a row's last iteration may
+  // request fewer) within the iterations.
+  constexpr int64_t kMaxPerIteration = 8;
+  if (waiting_.empty())
+    return;
+  const PendingPrefetch &p = waiting_.front();
+  for (int64_t per = 1; per <= std::min(kMaxPerIteration, p.linesPerRow); ++per)
+    if (p.rows * ((p.linesPerRow + per - 1) / per) <= iterations) {
+      prefetch_ = std::move(waiting_.front());
+      waiting_.pop_front();
+      prefetch_->per = per;
+      return;
+    }
+}
+
+void CodeGen::spreadStep() {
+  if (!prefetch_ || prefetch_->per == 0)
+    return;
+  const PendingPrefetch &p = *prefetch_;
+  llvm::Type *i64t = b_.getInt64Ty();
+  llvm::Value *row = b_.CreateLoad(i64t, p.row);
+  auto *issue = llvm::BasicBlock::Create(ctx_, "prefetch", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "prefetch.done", fn_);
+  b_.CreateCondBr(b_.CreateICmpULT(row, p.limit), issue, done);
+  b_.SetInsertPoint(issue);
+  llvm::Value *rowAt = b_.CreateLoad(i64t, p.rowAt);
+  llvm::Value *col = b_.CreateLoad(i64t, p.col);
+  for (int64_t i = 0; i < p.per; ++i)
+    prefetchLine(rowAt, b_.CreateAdd(col, i64(64 * i)));
+  // On to the next row once this one is done.
+  llvm::Value *next = b_.CreateAdd(col, i64(64 * p.per));
+  llvm::Value *wrap = b_.CreateICmpUGE(next, i64(64 * p.linesPerRow));
+  b_.CreateStore(b_.CreateSelect(wrap, i64(0), next), p.col);
+  b_.CreateStore(b_.CreateSelect(wrap, b_.CreateAdd(rowAt, p.rowStride), rowAt), p.rowAt);
+  b_.CreateStore(b_.CreateSelect(wrap, b_.CreateAdd(row, i64(1)), row), p.row);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void CodeGen::flushPrefetch() {
+  if (!prefetch_)
+    return;
+  const PendingPrefetch &p = *prefetch_;
+  llvm::Type *i64t = b_.getInt64Ty();
+  // The rest of the current row, then the remaining rows whole.
+  llvm::Value *row = b_.CreateLoad(i64t, p.row);
+  llvm::Value *rowAt = b_.CreateLoad(i64t, p.rowAt);
+  llvm::Value *col = b_.CreateLoad(i64t, p.col);
+  emitLoop(row, p.limit, 1, [&](llvm::Value *r) {
+    llvm::Value *first = b_.CreateICmpEQ(r, row);
+    llvm::Value *at = b_.CreateAdd(rowAt, b_.CreateMul(b_.CreateSub(r, row), p.rowStride));
+    emitLoop(b_.CreateSelect(first, col, i64(0)), i64(64 * p.linesPerRow), 64,
+             [&](llvm::Value *c) { prefetchLine(at, c); });
+  });
+  prefetch_.reset();
+}
+
+} // namespace tilejit::codegen
