@@ -150,10 +150,6 @@ struct Launch {
   rt::ArgPack pa, pc;
   std::vector<int64_t> start, len;
   std::vector<float> ws;
-  // ifa_rows: each program's copy of its step's KV rows ([slots, BKV * NKV *
-  // D] elements of the cache's type, K and V). Left uninitialised: rows past
-  // a step's window are never used (scores masked, values loaded masked).
-  std::unique_ptr<unsigned char[]> kb, vb;
   // Tensor lists: one launch of the partial kernel per batch entry, each
   // over that entry's key and value tensors (nothing is copied).
   std::vector<rt::ArgPack> perBatch;
@@ -234,9 +230,9 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"QUANTKV", g.quantKv ? "true" : "false"}};
   if (g.mask)
     sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
-  // ifa_rows copies a step's rows (BKV of NKV * D elements) in one piece:
-  // the number of KV heads is a model constant, so this adds no compiles
-  // to a decode loop.
+  // ifa_rows requests a split's first step (BKV rows of NKV * D elements)
+  // as one region: the number of KV heads is a model constant, so this adds
+  // no compiles to a decode loop.
   if (interleaved)
     sp.push_back({"CH", std::to_string(bkv * g.nkv * g.d)});
   runtime::KernelUse use;
@@ -325,26 +321,16 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     p.tensor(pl + r0, {nb * g.nkv, parts, g.g});
     p.tensor(po + r0 * g.d, {nb * g.nkv, parts, g.g, g.d});
     if (interleaved) {
-      // The caches as runs of rows ([blocks, rows * NKV * D]), the programs'
-      // copies flat and as [slot, NKV, BKV, D] views.
-      const int64_t slots = nb * parts, h = g.nkv * g.d;
+      // The caches as runs of rows ([blocks, rows * NKV * D]), which the
+      // kernel prefetches.
+      const int64_t h = g.nkv * g.d;
       p.tensor(kv.data, {kv.sizes[0], kv.sizes[2] * h}, {kv.strides[0], 1});
       p.tensor(vv.data, {vv.sizes[0], vv.sizes[2] * h}, {vv.strides[0], 1});
-      p.tensor(L.kb.get(), {slots, bkv * h});
-      p.tensor(L.vb.get(), {slots, bkv * h});
-      p.tensor(L.kb.get(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
-      p.tensor(L.vb.get(), {slots, g.nkv, bkv, g.d}, {bkv * h, g.d, h, 1});
     }
     p.f32(static_cast<float>(a.scaleValue));
     p.i64(chunk);
     p.i64(parts);
   };
-  if (interleaved) {
-    const size_t bytes = static_cast<size_t>((lists ? 1 : g.b) * parts * bkv * g.nkv * g.d *
-                                             runtime::elementSize(g.kvDtype));
-    L.kb = std::make_unique_for_overwrite<unsigned char[]>(bytes);
-    L.vb = std::make_unique_for_overwrite<unsigned char[]>(bytes);
-  }
   if (g.paged)
     L.table = *a.blocktable;
   if (g.padding)
