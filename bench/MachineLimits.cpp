@@ -88,20 +88,32 @@ __attribute__((target("avx2"))) static float sumAvx2(const float *p, size_t n) {
   return s;
 }
 
+/// One read of `n` floats at `p`, split over `threads` threads.
+static void readPass(const float *p, size_t n, int threads) {
+  double total = 0;
+#pragma omp parallel reduction(+ : total) num_threads(threads)
+  {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
+    total += sumAvx2(p + begin, end - begin);
+  }
+  sink = total;
+}
+
 double readBandwidthGBs(size_t bytes, int threads) {
   size_t n = bytes / sizeof(float);
   std::vector<float> buf(n, 1.0f);
-  double s = bestSeconds([&] {
-    double total = 0;
-#pragma omp parallel reduction(+ : total) num_threads(threads)
-    {
-      int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
-      total += sumAvx2(buf.data() + begin, end - begin);
-    }
-    sink = total;
-  });
+  double s = bestSeconds([&] { readPass(buf.data(), n, threads); });
   return bytes / s / 1e9;
+}
+
+ReadProbe::ReadProbe(size_t bytes, int threads)
+    : buf_(bytes / sizeof(float), 1.0f), threads_(threads) {}
+
+double ReadProbe::seconds() {
+  auto t = Clock::now();
+  readPass(buf_.data(), buf_.size(), threads_);
+  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 double copyBandwidthGBs(size_t bytes, int threads) {

@@ -24,6 +24,22 @@ double readBandwidthGBs(size_t bytes, int threads);
 /// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
 double copyBandwidthGBs(size_t bytes, int threads);
 
+/// A read pass over its own buffer of `bytes` (allocated and touched once),
+/// for measuring the read bandwidth alternately with a kernel: on a shared
+/// host the bandwidth drifts from one second to the next (43-83 GB/s at 128
+/// MiB between runs here), and the ratio of neighbouring measurements drifts
+/// far less than that of two measured apart.
+class ReadProbe {
+public:
+  ReadProbe(size_t bytes, int threads);
+  /// Seconds of one read of the whole buffer.
+  double seconds();
+
+private:
+  std::vector<float> buf_;
+  int threads_;
+};
+
 /// Wall-clock seconds of one call of `f`.
 template <typename F> double seconds(F &&f) {
   auto t = std::chrono::steady_clock::now();
