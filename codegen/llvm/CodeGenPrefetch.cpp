@@ -16,11 +16,11 @@
 /// long enough: each such op takes the oldest waiting prefetch, and its
 /// inner loops request `per` of its lines in each iteration (the iteration
 /// count is static: `per` is the fewest lines that finish within it, at most
-/// 8), so that the
-/// requests overlap its arithmetic rather than queue behind each other; a
-/// decode step that copies its next rows after computing on the current
-/// ones otherwise leaves the memory idle during the arithmetic and the cores
-/// idle during the copy. Lines left over after that op are requested then;
+/// 8), so that the requests overlap its arithmetic rather than queue behind
+/// each other: decode attention requests the next step's rows while it
+/// computes on this step's (docs/ops.md), where the hardware prefetchers,
+/// which follow one head's strided rows poorly, would leave the memory idle
+/// during the arithmetic. Lines left over after that op are requested then;
 /// prefetches no op took, at the end of the block.
 ///
 //===----------------------------------------------------------------------===//
