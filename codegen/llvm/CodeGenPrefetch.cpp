@@ -68,7 +68,7 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
     waiting_.push_back(std::move(p));
     return;
   }
-  assert(!prefetch_ && "a prefetch is spread outside an op's loops");
+  assert(!prefetch_ && "prefetch op inside an op that spreads another");
   prefetch_ = std::move(p);
   flushPrefetch();
 }
@@ -102,7 +102,7 @@ void CodeGen::beginSpread(int64_t iterations) {
 }
 
 void CodeGen::spreadStep() {
-  if (!prefetch_ || prefetch_->per == 0)
+  if (!prefetch_) // no prefetch taken by the op being emitted
     return;
   const PendingPrefetch &p = *prefetch_;
   llvm::Type *i64t = b_.getInt64Ty();

@@ -128,9 +128,9 @@
 ///               in order, for its `mma` and `fused` ops whose loops are long
 ///               enough: each such op takes the oldest one and requests its
 ///               lines a few (at most 8) per inner-loop iteration, so that
-///               they overlap its
-///               arithmetic instead of queueing as a burst (what is left is
-///               requested after the op; what no op took, at the block's end).
+///               they overlap its arithmetic instead of queueing as a burst
+///               (what is left is requested after the op; what no op took,
+///               at the block's end).
 /// Control:
 /// - `for`   (lb, ub, step, inits...); ; results = final iteration values.
 ///           One block with arguments (iv: i64, iters...) ending in `yield`

@@ -122,7 +122,7 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
           for (; s0 + 16 <= n; s0 += 16)
             for (int64_t p = 0; p < c.cnt; ++p)
               for (int64_t s = s0; s < s0 + 16; ++s)
-              streamStrip(dst + p * row + s * 32, block + (s * bs + p) * 32);
+                streamStrip(dst + p * row + s * 32, block + (s * bs + p) * 32);
         for (int64_t s = s0; s < n; ++s)
           for (int64_t p = 0; p < c.cnt; ++p)
             std::memcpy(dst + p * row + s * 32, block + (s * bs + p) * 32, 32);
