@@ -119,6 +119,10 @@ public:
     llvm::Value *row = nullptr, *rowAt = nullptr, *col = nullptr; ///< i64 slots
     int64_t rows = 1, rowBytes = 0, linesPerRow = 0;
     int64_t per = 0; ///< lines per iteration while an op spreads them
+    /// A one-row region spread in whole groups: the loop requests lines
+    /// below `groupEnd` bytes (all inside the row, so not clamped) and the
+    /// rest, clamped, after the op.
+    int64_t groupEnd = -1;
   };
   void emitPrefetch(const ir::Op &op);
   /// Requests the line `col` bytes into the row at byte `rowAt` (clamped to
