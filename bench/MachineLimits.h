@@ -40,6 +40,21 @@ private:
   int threads_;
 };
 
+/// A run of bytes a kernel reads.
+struct Region {
+  const void *data;
+  size_t bytes;
+};
+
+/// Seconds of one read of `regions`, region i by thread i % threads: the very
+/// bytes a kernel reads, dealt to the threads the way a kernel that deals its
+/// work items round-robin reads them. Timed right after the kernel (and the
+/// kernel right after it), it measures the read bandwidth of those bytes in
+/// the cache state the kernel leaves them in, with the threads as warm: for
+/// a working set that fits in the last-level cache, where a probe over a
+/// buffer of its own would evict the kernel's data.
+double readRegionsSeconds(const std::vector<Region> &regions, int threads);
+
 /// Wall-clock seconds of one call of `f`.
 template <typename F> double seconds(F &&f) {
   auto t = std::chrono::steady_clock::now();
