@@ -68,56 +68,8 @@ double fmaPeakGflops() {
   return 12.0 * iters * lanes * 2 / s / 1e9;
 }
 
-/// Sums `n` floats with four independent AVX2 accumulators (load-bound).
-__attribute__((target("avx2"))) static float sumAvx2(const float *p, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
-  }
-  float out[8];
-  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  float s = 0;
-  for (float v : out)
-    s += v;
-  for (; i < n; ++i)
-    s += p[i];
-  return s;
-}
-
-/// One read of `n` floats at `p`, split over `threads` threads.
-static void readPass(const float *p, size_t n, int threads) {
-  double total = 0;
-#pragma omp parallel reduction(+ : total) num_threads(threads)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
-    total += sumAvx2(p + begin, end - begin);
-  }
-  sink = total;
-}
-
-double readBandwidthGBs(size_t bytes, int threads) {
-  size_t n = bytes / sizeof(float);
-  std::vector<float> buf(n, 1.0f);
-  double s = bestSeconds([&] { readPass(buf.data(), n, threads); });
-  return bytes / s / 1e9;
-}
-
-ReadProbe::ReadProbe(size_t bytes, int threads)
-    : buf_(bytes / sizeof(float), 1.0f), threads_(threads) {}
-
-double ReadProbe::seconds() {
-  auto t = Clock::now();
-  readPass(buf_.data(), buf_.size(), threads_);
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// Integer sum of `n` bytes at `p` (a multiple of 128 bytes is read with
-/// vector loads; integer adds, since the bytes are any data).
+/// Integer sum of `n` bytes at `p`, read with four independent AVX2
+/// accumulators (load-bound; integer adds, so the bytes may be any data).
 __attribute__((target("avx2"))) static long long sumBytes(const char *p, size_t n) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
@@ -136,6 +88,36 @@ __attribute__((target("avx2"))) static long long sumBytes(const char *p, size_t 
   for (; i < n; ++i)
     s += p[i];
   return s;
+}
+
+/// One read of `n` floats at `p`, split over `threads` threads.
+static void readPass(const float *p, size_t n, int threads) {
+  const char *bytes = reinterpret_cast<const char *>(p);
+  long long total = 0;
+#pragma omp parallel reduction(+ : total) num_threads(threads)
+  {
+    size_t t = static_cast<size_t>(omp_get_thread_num());
+    size_t nt = static_cast<size_t>(omp_get_num_threads());
+    size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
+    total += sumBytes(bytes + begin * sizeof(float), (end - begin) * sizeof(float));
+  }
+  sink = static_cast<double>(total);
+}
+
+double readBandwidthGBs(size_t bytes, int threads) {
+  size_t n = bytes / sizeof(float);
+  std::vector<float> buf(n, 1.0f);
+  double s = bestSeconds([&] { readPass(buf.data(), n, threads); });
+  return bytes / s / 1e9;
+}
+
+ReadProbe::ReadProbe(size_t bytes, int threads)
+    : buf_(bytes / sizeof(float), 1.0f), threads_(threads) {}
+
+double ReadProbe::seconds() {
+  auto t = Clock::now();
+  readPass(buf_.data(), buf_.size(), threads_);
+  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 double readRegionsSeconds(const std::vector<Region> &regions, int threads) {

@@ -125,6 +125,9 @@ public:
     int64_t groupEnd = -1;
   };
   void emitPrefetch(const ir::Op &op);
+  /// Requests the line `at` bytes past the base of the prefetch being
+  /// emitted.
+  void requestLine(llvm::Value *at);
   /// Requests the line `col` bytes into the row at byte `rowAt` (clamped to
   /// the row's last byte).
   void prefetchLine(llvm::Value *rowAt, llvm::Value *col);

@@ -75,13 +75,17 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
   flushPrefetch();
 }
 
-void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {
-  const PendingPrefetch &p = *prefetch_;
-  llvm::Value *at = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, col, i64(p.rowBytes - 1));
+void CodeGen::requestLine(llvm::Value *at) {
   // Read, keep in every cache level, data.
   b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                     {b_.CreateGEP(b_.getInt8Ty(), p.base, b_.CreateAdd(rowAt, at)),
-                      b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+                     {b_.CreateGEP(b_.getInt8Ty(), prefetch_->base, at), b_.getInt32(0),
+                      b_.getInt32(3), b_.getInt32(1)});
+}
+
+void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {
+  const PendingPrefetch &p = *prefetch_;
+  requestLine(b_.CreateAdd(
+      rowAt, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, col, i64(p.rowBytes - 1))));
 }
 
 void CodeGen::beginSpread(int64_t iterations) {
@@ -134,9 +138,7 @@ void CodeGen::spreadStep() {
     b_.CreateCondBr(b_.CreateICmpULT(col, end), issue, done);
     b_.SetInsertPoint(issue);
     for (int64_t i = 0; i < p.per; ++i)
-      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                         {b_.CreateGEP(b_.getInt8Ty(), p.base, b_.CreateAdd(col, i64(64 * i))),
-                          b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      requestLine(b_.CreateAdd(col, i64(64 * i)));
     b_.CreateStore(b_.CreateAdd(col, i64(64 * p.per)), p.col);
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
