@@ -7,7 +7,8 @@
 /// contiguous in the tensor: `[8, BN, D]` at head h of a `[.., N, D]` cache
 /// is 8 tokens' runs of BN * D elements. Line c of a row is requested at
 /// `min(c * 64, rowBytes - 1)` bytes into it, which touches every line of
-/// the row whatever its alignment (linesPerRow = rowBytes / 64 + 1). A region
+/// the row whatever its alignment (linesPerRow = rowBytes / 64 + 1); lines
+/// 0 .. linesPerRow - 2 lie wholly inside the row and need no clamp. A region
 /// not wholly inside the tensor, or whose rows are not contiguous, requests
 /// nothing (its row count is 0 at run time).
 ///
@@ -168,15 +169,18 @@ void CodeGen::flushPrefetch() {
     return;
   const PendingPrefetch &p = *prefetch_;
   llvm::Type *i64t = b_.getInt64Ty();
-  // The rest of the current row, then the remaining rows whole.
+  // The rest of the current row, then the remaining rows whole: the lines
+  // wholly inside a row unclamped (4 instructions a line, not 8), then the
+  // line of its last byte.
   llvm::Value *row = b_.CreateLoad(i64t, p.row);
   llvm::Value *rowAt = b_.CreateLoad(i64t, p.rowAt);
   llvm::Value *col = b_.CreateLoad(i64t, p.col);
   emitLoop(row, p.limit, 1, [&](llvm::Value *r) {
     llvm::Value *first = b_.CreateICmpEQ(r, row);
     llvm::Value *at = b_.CreateAdd(rowAt, b_.CreateMul(b_.CreateSub(r, row), p.rowStride));
-    emitLoop(b_.CreateSelect(first, col, i64(0)), i64(64 * p.linesPerRow), 64,
-             [&](llvm::Value *c) { prefetchLine(at, c); });
+    emitLoop(b_.CreateSelect(first, col, i64(0)), i64(64 * (p.linesPerRow - 1)), 64,
+             [&](llvm::Value *c) { requestLine(b_.CreateAdd(at, c)); });
+    requestLine(b_.CreateAdd(at, i64(p.rowBytes - 1)));
   });
   prefetch_.reset();
 }

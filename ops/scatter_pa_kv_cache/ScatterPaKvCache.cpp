@@ -480,6 +480,14 @@ ArgView stripMajor(const FlatView &f, int64_t e) {
           {e * f.strides[1], f.strides[0], f.strides[1]}};
 }
 
+/// A [T, C*E] row view as one run of T*C*E elements, for prefetching several
+/// rows as one region; empty (a region never inside it) when the rows do not
+/// follow each other in memory.
+ArgView flatRows(const FlatView &f) {
+  const bool dense = f.strides[1] == 1 && f.strides[0] == f.sizes[1];
+  return {f.data, {dense ? f.sizes[0] * f.sizes[1] : 0}, {1}};
+}
+
 /// A PA_NZ cache [NB, C, BS, E] as [NB, BS, C, E] (axes swapped, same
 /// memory), so a token's strips are one [C, E] tile at [blk, pos, 0, 0].
 ArgView positionMajor(const TensorView &t) {
@@ -594,10 +602,10 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     int64_t cb = 1;
     while (cb < strips && cb * 32 < 1024)
       cb *= 2;
-    // Strips per tile of a run: a power of two up to 16 and up to the
+    // Strips per tile of a run: a power of two up to 4 and up to the
     // smaller cache's strip count (a last tile past it is a partial one).
     int64_t cs = 1;
-    while (cs < 16 && cs * 2 <= std::min(kc.dim(1), vc.dim(1)))
+    while (cs < 4 && cs * 2 <= std::min(kc.dim(1), vc.dim(1)))
       cs *= 2;
     jit::Specialization spec{{"U", u},
                              {"I", idx},
@@ -618,6 +626,8 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     pack(p, asIs(kc));
     pack(p, stripMajor(*vf, e));
     pack(p, asIs(vc));
+    pack(p, flatRows(*kf));
+    pack(p, flatRows(*vf));
     p.i64(programsOf(a, kc));
     return Status::ok();
   }

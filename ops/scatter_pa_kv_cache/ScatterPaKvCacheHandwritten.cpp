@@ -3,11 +3,10 @@
 // What a careful C++ programmer writes for the data-heavy scenarios: one copy
 // per token row (ND: non-temporal stores, since the cache is not read back
 // soon; SSE2, which every x86-64 has) or one memcpy per 32-byte strip
-// (PA_NZ; a run of 16 tokens through one block strip by strip, streamed),
-// threads
-// over cache blocks (thread t owns blocks with
-// blk % threads == t, so no two threads write one row and the later of two
-// equal slots wins, as in the kernels).
+// (PA_NZ; a run of 16 tokens through one block strip by strip, streamed,
+// the next run's rows prefetched meanwhile), threads over cache blocks
+// (thread t owns blocks with blk % threads == t, so no two threads write one
+// row and the later of two equal slots wins, as in the kernels).
 //
 //===----------------------------------------------------------------------===//
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
@@ -15,6 +14,7 @@
 #include "ops/common/StreamCopy.h"
 
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #include <omp.h>
 
 #include <cstdint>
@@ -26,6 +26,12 @@ namespace tilejit::ops {
 using runtime::TensorView;
 
 namespace {
+
+/// Requests the cache lines of [p, p + n).
+void prefetchLines(const char *p, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64)
+    _mm_prefetch(p + o, _MM_HINT_T0);
+}
 
 } // namespace
 
@@ -85,13 +91,21 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
       if (runAt(i)) {
         const int64_t s0 = slot(i), blk = s0 / bs, pos = s0 % bs;
         if (blk % nt == t) {
+          // The next run's rows (kRun * 32 bytes of them per strip), read in
+          // order while this run's strips go out: the strip-wise reads
+          // (32 bytes of every row) defeat the hardware prefetchers.
+          const bool ahead = i + 2 * kRun <= tokens;
           for (int64_t c = 0; c < kRow / 32; ++c) {
             char *d = kcp + ((blk * (kRow / 32) + c) * bs + pos) * 32;
+            if (ahead)
+              prefetchLines(kp + (i + kRun) * kRow + c * kRun * 32, kRun * 32);
             for (int64_t r = 0; r < kRun; ++r)
               stripCopy(d + r * 32, kp + (i + r) * kRow + c * 32);
           }
           for (int64_t c = 0; c < vRow / 32; ++c) {
             char *d = vcp + ((blk * (vRow / 32) + c) * bs + pos) * 32;
+            if (ahead)
+              prefetchLines(vp + (i + kRun) * vRow + c * kRun * 32, kRun * 32);
             for (int64_t r = 0; r < kRun; ++r)
               stripCopy(d + r * 32, vp + (i + r) * vRow + c * 32);
           }
