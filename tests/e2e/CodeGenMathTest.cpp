@@ -79,6 +79,31 @@ TEST(CodeGenMath, ExpWithinTwoUlpAndSpecials) {
   }
 }
 
+// The edges: subnormal results (within one subnormal step: AVX-512 scales
+// with one rounding, AVX2 in two steps) down to 0, and the overflow to +inf.
+TEST(CodeGenMath, ExpSubnormalAndOverflowEdges) {
+  std::vector<float> x;
+  for (float v = -105.0f; v < -87.3f; v += 0.00173f)
+    x.push_back(v);
+  size_t low = x.size();
+  for (float v = 88.70f; v < 89.5f; v += 0.00031f)
+    x.push_back(v);
+  for (jit::TargetLevel level : levels()) {
+    auto y = run(*jit::Compiler::instance(level), "EXP", x);
+    double worst = 0;
+    for (size_t i = 0; i < low; ++i)
+      worst = std::max(worst, ulpError(y[i], std::exp(static_cast<double>(x[i]))));
+    EXPECT_LE(worst, 1.0) << "max error in subnormal steps";
+    for (size_t i = low; i < x.size(); ++i) {
+      double want = std::exp(static_cast<double>(x[i]));
+      if (want > 3.4028235677973366e38 * (1 + 0x1p-25))
+        EXPECT_EQ(y[i], INFINITY) << x[i];
+      else
+        EXPECT_LE(ulpError(y[i], want), 2.0) << x[i];
+    }
+  }
+}
+
 TEST(CodeGenMath, LogWithinTwoUlpAndSpecials) {
   std::vector<float> x;
   for (uint32_t bits = 1; bits < 0x7f800000u; bits += 9973) {
