@@ -2,7 +2,8 @@
 //
 // Decode attention over a paged cache (3-D, block size 128, BSH): B=8, N=32,
 // N_kv=8, D=128, KV length 4096, f16, bf16 and INT8 KV (per-channel
-// antiquant, f16 query); and batch 1 with KV length 32768. Counters:
+// antiquant, f16 query); the same over the paged 4-D cache ([blocks, N_kv,
+// block size, D], BNSD query); and batch 1 with KV length 32768. Counters:
 // effective KV bandwidth (key + value bytes read / time), the machine's read
 // bandwidth at the same working-set size measured in this run
 // (`of_read_bw`, best runs of both), and `vs_handwritten` = twin time /
@@ -44,8 +45,10 @@ struct Problem {
   runtime::IntArray asl;
   aclnn::IncreFlashAttentionV4Args args;
 
-  Problem(int64_t batch, int64_t length, DataType qt, DataType kt)
-      : b(batch), len(length), qType(qt), kvType(kt) {
+  bool perHead = false;
+  Problem(int64_t batch, int64_t length, DataType qt, DataType kt,
+          bool headMajor = false)
+      : b(batch), len(length), qType(qt), kvType(kt), perHead(headMajor) {
     const int64_t blocksPer = len / bs, blocks = b * blocksPer;
     const int64_t es = runtime::elementSize(kt);
     auto fill = [](std::vector<unsigned char> &buf, size_t bytes, bool half,
@@ -79,10 +82,16 @@ struct Problem {
     for (int64_t i = 0; i < blocks; ++i)
       table.push_back(static_cast<int32_t>(i));
     std::shuffle(table.begin(), table.end(), std::mt19937(4));
-    qv = runtime::contiguousView(q.data(), qt, {b, 1, n * d});
-    ov = runtime::contiguousView(out.data(), qt, {b, 1, n * d});
-    kv = runtime::contiguousView(k.data(), kt, {blocks, bs, nkv * d});
-    vv = runtime::contiguousView(v.data(), kt, {blocks, bs, nkv * d});
+    const std::vector<int64_t> rows = perHead
+                                          ? std::vector<int64_t>{b, n, 1, d}
+                                          : std::vector<int64_t>{b, 1, n * d};
+    qv = runtime::contiguousView(q.data(), qt, rows);
+    ov = runtime::contiguousView(out.data(), qt, rows);
+    const std::vector<int64_t> cache =
+        perHead ? std::vector<int64_t>{blocks, nkv, bs, d}
+                : std::vector<int64_t>{blocks, bs, nkv * d};
+    kv = runtime::contiguousView(k.data(), kt, cache);
+    vv = runtime::contiguousView(v.data(), kt, cache);
     tv = runtime::contiguousView(table.data(), DataType::Int32, {b, blocksPer});
     kl.entries.emplace_back(kv);
     vl.entries.emplace_back(vv);
@@ -97,7 +106,7 @@ struct Problem {
     args.numHeads = n;
     args.numKeyValueHeads = nkv;
     args.scaleValue = 1.0 / std::sqrt(static_cast<double>(d));
-    args.inputLayout = "BSH";
+    args.inputLayout = perHead ? "BNSD" : "BSH";
     args.innerPrecise = 1;
     if (kt == DataType::Int8) {
       scale.resize(static_cast<size_t>(2 * nkv * d * 2));
@@ -173,6 +182,22 @@ void BM_IfaDecode(benchmark::State &state) {
   state.SetLabel(label);
 }
 BENCHMARK(BM_IfaDecode)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+/// The same with the 4-D paged cache ([blocks, N_kv, block size, D]): each
+/// head's rows of a block are one contiguous run.
+void BM_IfaDecodeHeadMajor(benchmark::State &state) {
+  DataType q, kv;
+  const char *label;
+  configure(state.range(0), q, kv, label);
+  Problem p(8, 4096, q, kv, /*headMajor=*/true);
+  report(state, p);
+  state.SetLabel(label);
+}
+BENCHMARK(BM_IfaDecodeHeadMajor)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond);
 
 /// Batch 1, KV length 32768: the window is split over programs.
 void BM_IfaDecodeLong(benchmark::State &state) {
