@@ -9,7 +9,8 @@
 /// all positive normal and subnormal inputs. Special values: exp(-inf) = +0,
 /// exp(x > 88.72) = +inf, exp(NaN) = NaN; log(0) = -inf, log(x < 0) = NaN,
 /// log(+inf) = +inf, log(NaN) = NaN. exp results in the subnormal range are
-/// scaled in two steps (correct to within 1 ulp of the subnormal spacing).
+/// scaled in two steps (correct to within 1 ulp of the subnormal spacing),
+/// or on AVX-512 (16-lane vectors) in one `vscalefps`.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
