@@ -3,9 +3,10 @@
 // What a careful C++ programmer writes: the qualifying entries listed once,
 // then threads over entries (by output row), each entry's heads in order;
 // per (entry, head) the window's rows of D are combined 8 lanes at a time
-// in the spec's order (AVX2 + F16C intrinsics after a run-time CPU check, a
-// portable scalar loop otherwise). No fma: the vector function enables AVX2
-// and F16C but not FMA, so the compiler cannot contract a product into a
+// in the spec's order (AVX-512 or AVX2 + F16C intrinsics after a run-time
+// CPU check, a portable scalar loop otherwise). No fma: the AVX2 function
+// enables AVX2 and F16C but not FMA, and this file is compiled with
+// -ffp-contract=off (AVX-512F has FMAs), so no product is contracted into a
 // sum.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -42,6 +44,7 @@ struct Problem {
   uint16_t *out;
   int64_t os0, os1; // outputCache strides of axes 0 and 1
   std::vector<Entry> entries;
+  std::vector<float> weightF32; ///< [cbs, n], converted once per call
 };
 
 float toFloat(bool bf16, uint16_t v) {
@@ -132,6 +135,103 @@ __attribute__((target("avx2,f16c"))) void rowAvx2(const Problem &pb,
   }
 }
 
+__attribute__((target("avx512f,avx512bw,f16c"))) inline __m512 load16(bool bf16,
+                                                                      const uint16_t *p) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  if (bf16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
+  return _mm512_cvtph_ps(v);
+}
+
+__attribute__((target("avx512f,avx512bw,f16c"))) inline void store16(bool bf16, uint16_t *p,
+                                                                    __m512 v) {
+  if (!bf16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    return;
+  }
+  // Round to nearest even; NaN keeps its top bits and becomes quiet.
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded =
+      _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(p),
+                      _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet)));
+}
+
+/// The 8-token tree of elements e .. e + 15 of the rows, in the spec's order.
+template <bool BF16>
+__attribute__((target("avx512f,avx512bw,f16c"))) inline __m512 tree8(const uint16_t *const *rows,
+                                                                     const __m512 *w, int64_t e) {
+  __m512 p[8];
+  for (int j = 0; j < 8; ++j)
+    p[j] = _mm512_mul_ps(load16(BF16, rows[j] + e), w[j]);
+  return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[4]), _mm512_add_ps(p[2], p[6])),
+                       _mm512_add_ps(_mm512_add_ps(p[1], p[5]), _mm512_add_ps(p[3], p[7])));
+}
+
+/// AVX-512: one entry, in the kernel's order (heads in tiles of up to 2048
+/// elements, each 8-token group a pass over the tile's rows into a buffer;
+/// the last group's pass folds the buffers and stores): eight token rows a
+/// pass, so that rows a power of two apart do not crowd one L1 set. R = cbs
+/// / 8 and the dtype are template parameters, so that the fold's -0.0 terms
+/// (groups past the window) fold away and the loops test nothing.
+template <int R, bool BF16>
+__attribute__((target("avx512f,avx512bw,f16c"))) void entryAvx512(const Problem &pb,
+                                                                  const Entry &en) {
+  constexpr int64_t kTile = 2048;
+  const int64_t ht = std::max<int64_t>(1, std::min(pb.n, kTile / pb.d));
+  alignas(64) static thread_local float buffers[R > 1 ? R - 1 : 1][kTile];
+  float(*q)[kTile] = buffers;
+  for (int64_t h0 = 0; h0 < pb.n; h0 += ht) {
+    const int64_t hn = std::min(ht, pb.n - h0);
+    for (int g = 0; g < R; ++g) {
+      for (int64_t h = h0; h < h0 + hn; ++h) {
+        const uint16_t *rows[8];
+        __m512 w[8];
+        for (int j = 0; j < 8; ++j) {
+          rows[j] = en.tokens[static_cast<size_t>(g * 8 + j)] + h * pb.inHead;
+          w[j] = _mm512_set1_ps(pb.weightF32[static_cast<size_t>((g * 8 + j) * pb.n + h)]);
+        }
+        const int64_t at = (h - h0) * pb.d;
+        if (g < R - 1) {
+          float *buf = q[g] + at;
+          for (int64_t e = 0; e < pb.d; e += 16)
+            _mm512_store_ps(buf + e, tree8<BF16>(rows, w, e));
+          continue;
+        }
+        uint16_t *dst = pb.out + en.row * pb.os0 + h * pb.os1;
+        for (int64_t e = 0; e < pb.d; e += 16) {
+          __m512 qv[8];
+          for (int r = 0; r < 8; ++r)
+            qv[r] = r < R - 1    ? _mm512_load_ps(q[r < R - 1 ? r : 0] + at + e)
+                    : r == R - 1 ? tree8<BF16>(rows, w, e)
+                                 : _mm512_set1_ps(-0.0f);
+          const __m512 acc = _mm512_add_ps(
+              _mm512_add_ps(_mm512_add_ps(qv[0], qv[4]), _mm512_add_ps(qv[2], qv[6])),
+              _mm512_add_ps(_mm512_add_ps(qv[1], qv[5]), _mm512_add_ps(qv[3], qv[7])));
+          store16(BF16, dst + e, acc);
+        }
+      }
+    }
+  }
+}
+
+template <bool BF16> auto entryFor(int64_t cbs) {
+  return cbs == 16   ? entryAvx512<2, BF16>
+         : cbs == 32 ? entryAvx512<4, BF16>
+         : cbs == 48 ? entryAvx512<6, BF16>
+                     : entryAvx512<8, BF16>;
+}
+
+bool hasAvx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("f16c");
+  return yes;
+}
+
 bool hasAvx2() {
   static const bool yes =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
@@ -184,7 +284,16 @@ bool nsaCompressWithCacheHandwritten(const aclnn::NsaCompressWithCacheArgs &a) {
     if (valid)
       pb.entries.push_back(std::move(en));
   }
+  pb.weightF32.resize(static_cast<size_t>(pb.cbs * pb.n));
+  for (int64_t t = 0; t < pb.cbs; ++t)
+    for (int64_t h = 0; h < pb.n; ++h)
+      pb.weightF32[static_cast<size_t>(t * pb.n + h)] =
+          toFloat(pb.bf16, pb.weight[t * pb.ws0 + h * pb.ws1]);
   const bool vec = hasAvx2();
+  // AVX-512 when the rows are whole vectors and unit-strided.
+  const bool wide = hasAvx512() && pb.d % 16 == 0;
+  void (*entry512)(const Problem &, const Entry &) =
+      pb.bf16 ? entryFor<true>(pb.cbs) : entryFor<false>(pb.cbs);
   const int64_t bytes =
       static_cast<int64_t>(pb.entries.size()) * pb.cbs * pb.n * pb.d * 2;
   // Threads over entries, thread t taking those whose output row r has
@@ -198,6 +307,10 @@ bool nsaCompressWithCacheHandwritten(const aclnn::NsaCompressWithCacheArgs &a) {
     for (const Entry &en : pb.entries) {
       if (en.row % nt != t)
         continue;
+      if (wide) {
+        entry512(pb, en);
+        continue;
+      }
       for (int64_t h = 0; h < pb.n; ++h) {
         if (vec)
           rowAvx2(pb, en, h);
