@@ -45,12 +45,14 @@ inline const uint16_t *twinRow(const TwinArgs &a, const uint16_t *base, const in
 
 /// The partial softmax state (m, l: [G]; unnormalised acc: [G, D]) of
 /// window positions [c0, c1) of (batch b, KV head hk). The AVX2/F16C/FMA
-/// implementation (compiled with those flags) and the AVX-512 one (D a
-/// multiple of 16, G <= 64).
+/// implementation (compiled with those flags).
 void partialAvx2(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
                  float *l, float *acc);
-void partialAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t c0, int64_t c1, float *m,
-                   float *l, float *acc);
+/// The same for every KV head of batch b at once (m[hk], l[hk], acc[hk]: the
+/// states of head hk), step by step over the heads, on AVX-512 (D a multiple
+/// of 16, G <= 64).
+void partialAvx512(const TwinArgs &a, int64_t b, int64_t c0, int64_t c1, float *const *m,
+                   float *const *l, float *const *acc);
 
 } // namespace tilejit::ops::ifa
 

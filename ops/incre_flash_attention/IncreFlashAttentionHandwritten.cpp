@@ -117,24 +117,43 @@ bool increFlashAttentionV4Handwritten(
   const int64_t target = programsFor(std::numeric_limits<int32_t>::max());
   const int64_t maxLen =
       g.len.empty() ? 0 : *std::max_element(g.len.begin(), g.len.end());
-  if (units < target)
-    t.parts = std::clamp<int64_t>((target + units - 1) / units, 1,
+  // Tasks: (batch, KV head, split) on AVX2; (batch, split) on AVX-512,
+  // whose tasks walk every KV head. Enough splits for every core.
+  const bool wide = std::string(handwrittenIsa()) == "avx512" && t.d % 16 == 0 && t.g <= 64;
+  const int64_t tasks = wide ? g.b : units;
+  if (tasks < target)
+    t.parts = std::clamp<int64_t>((target + tasks - 1) / tasks, 1,
                                   std::max<int64_t>(1, maxLen / 512));
   const int64_t chunk = twinChunk(t), parts = std::max<int64_t>(t.parts, 1);
   const int64_t gd = t.g * t.d;
   std::vector<float> ms(static_cast<size_t>(units * parts * t.g)), ls(ms.size()),
       accs(static_cast<size_t>(units * parts * gd));
-  const auto partial = std::string(handwrittenIsa()) == "avx512" && t.d % 16 == 0 && t.g <= 64
-                           ? partialAvx512
-                           : partialAvx2;
+  if (wide) {
+    // One task per (batch, split), all its KV heads step by step.
 #pragma omp parallel for schedule(static)
-  for (int64_t w = 0; w < units * parts; ++w) {
-    const int64_t u = w / parts, p = w % parts;
-    const int64_t b = u / t.nkv, hk = u % t.nkv;
-    const int64_t c0 = std::min(p * chunk, t.len[b]);
-    const int64_t c1 = std::min(c0 + chunk, t.len[b]);
-    partial(t, b, hk, c0, c1, &ms[static_cast<size_t>(w * t.g)],
-            &ls[static_cast<size_t>(w * t.g)], &accs[static_cast<size_t>(w * gd)]);
+    for (int64_t w = 0; w < t.b * parts; ++w) {
+      const int64_t b = w / parts, p = w % parts;
+      const int64_t c0 = std::min(p * chunk, t.len[b]);
+      const int64_t c1 = std::min(c0 + chunk, t.len[b]);
+      std::vector<float *> m(static_cast<size_t>(t.nkv)), l(m.size()), acc(m.size());
+      for (int64_t hk = 0; hk < t.nkv; ++hk) {
+        const size_t at = static_cast<size_t>((b * t.nkv + hk) * parts + p);
+        m[static_cast<size_t>(hk)] = &ms[at * static_cast<size_t>(t.g)];
+        l[static_cast<size_t>(hk)] = &ls[at * static_cast<size_t>(t.g)];
+        acc[static_cast<size_t>(hk)] = &accs[at * static_cast<size_t>(gd)];
+      }
+      partialAvx512(t, b, c0, c1, m.data(), l.data(), acc.data());
+    }
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t w = 0; w < units * parts; ++w) {
+      const int64_t u = w / parts, p = w % parts;
+      const int64_t b = u / t.nkv, hk = u % t.nkv;
+      const int64_t c0 = std::min(p * chunk, t.len[b]);
+      const int64_t c1 = std::min(c0 + chunk, t.len[b]);
+      partialAvx2(t, b, hk, c0, c1, &ms[static_cast<size_t>(w * t.g)],
+                  &ls[static_cast<size_t>(w * t.g)], &accs[static_cast<size_t>(w * gd)]);
+    }
   }
   // Merge the splits with log-sum-exp weights; normalise; round.
 #pragma omp parallel for schedule(static)
