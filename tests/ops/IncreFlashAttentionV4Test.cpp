@@ -490,6 +490,59 @@ TEST(IncreFlashAttentionV4, PagedAttention) {
       }
 }
 
+// A window's last step is usually partial: its rows past the window (the
+// rest of a paged block, or of a contiguous cache) are read but must not
+// count. Here they hold NaN, in keys and values, on every layout: a NaN
+// value times a zero weight would poison the output.
+TEST(IncreFlashAttentionV4, NanRowsPastTheWindowAreIgnored) {
+  for (int kind = 0; kind < 4; ++kind) // paged 3-D, paged 4-D, BSH, BNSD
+    for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+      Case c;
+      c.b = 3;
+      c.n = 8;
+      c.nkv = 2;
+      c.s = 300;
+      c.dtype = dt;
+      c.asl = {131, 0, 77};
+      c.blockSize = kind < 2 ? 128 : 0;
+      c.cache4d = kind == 1;
+      c.layout = kind == 0 || kind == 2 ? "BSH" : "BNSD";
+      SCOPED_TRACE("kind " + std::to_string(kind) + (dt == DataType::BFloat16 ? " bf16" : " f16"));
+      Inputs in;
+      build(c, in);
+      const int64_t hd = c.nkv * c.d;
+      for (int64_t i = 0; i < c.b; ++i) {
+        const int64_t l = c.asl[static_cast<size_t>(i)];
+        const int64_t end = c.blockSize ? (l + 127) / 128 * 128 : c.s;
+        for (int64_t j = l; j < end; ++j)
+          for (int64_t e = 0; e < hd; ++e) {
+            const int64_t h = e / c.d, x = e % c.d;
+            int64_t at;
+            if (kind == 0 || kind == 1) {
+              const int64_t blk = in.bt.get32(i * ((c.s + 127) / 128) + j / 128);
+              at = kind == 0 ? (blk * 128 + j % 128) * hd + e
+                             : ((blk * c.nkv + h) * 128 + j % 128) * c.d + x;
+            } else {
+              at = kind == 2 ? (i * c.s + j) * hd + e : ((i * c.nkv + h) * c.s + j) * c.d + x;
+            }
+            in.k[0].set(at, std::nan(""));
+            in.v[0].set(at, std::nan(""));
+          }
+      }
+      runtime::Status st = ops::increFlashAttentionV4(in.args);
+      ASSERT_TRUE(st.isOk()) << st.message();
+      aclnn::IncreFlashAttentionV4Args ra = in.args;
+      ra.attentionOut = &in.ref.v;
+      ops::increFlashAttentionV4Reference(ra);
+      const bool bf = dt == DataType::BFloat16;
+      for (int64_t i = 0; i < in.out.numel(); ++i) {
+        const double o = in.out.get(i), r = in.ref.get(i);
+        ASSERT_TRUE(std::isfinite(r)) << i;
+        ASSERT_NEAR(o, r, (bf ? 8e-3 : 1e-3) * std::abs(r) + (bf ? 8e-3 : 2e-3)) << i;
+      }
+    }
+}
+
 TEST(IncreFlashAttentionV4, Int8Kv) {
   for (int aq : {1, 2})
     for (bool off : {false, true})
