@@ -3,7 +3,8 @@
 // Decode attention over a paged cache (3-D, block size 128, BSH): B=8, N=32,
 // N_kv=8, D=128, KV length 4096, f16, bf16 and INT8 KV (per-channel
 // antiquant, f16 query); the same over the paged 4-D cache ([blocks, N_kv,
-// block size, D], BNSD query); and batch 1 with KV length 32768. Counters:
+// block size, D], BNSD query); the same with ragged lengths (none a multiple
+// of the 64-row step); and batch 1 with KV length 32768. Counters:
 // effective KV bandwidth (key + value bytes read / time), the machine's read
 // bandwidth at the same working-set size measured in this run
 // (`of_read_bw`, best runs of both), and `vs_handwritten` = twin time /
@@ -117,7 +118,14 @@ struct Problem {
       args.antiquantScale = &sv;
     }
   }
-  double kvBytes() const { return 2.0 * static_cast<double>(k.size()); }
+  /// Bytes of K and V the windows read (the whole cache unless lengths were
+  /// set shorter).
+  double kvBytes() const {
+    int64_t rows = 0;
+    for (int64_t l : asl.values)
+      rows += l;
+    return 2.0 * static_cast<double>(rows * nkv * d * runtime::elementSize(kvType));
+  }
 };
 
 using bench::median;
@@ -198,6 +206,21 @@ BENCHMARK(BM_IfaDecodeHeadMajor)
     ->Arg(1)
     ->Arg(2)
     ->Unit(benchmark::kMicrosecond);
+
+/// The same cache with ragged lengths, none a multiple of the 64-row step
+/// (4096 - 37 * i for entry i): each window ends in a partial step, as most
+/// decode windows do.
+void BM_IfaDecodeRagged(benchmark::State &state) {
+  DataType q, kv;
+  const char *label;
+  configure(state.range(0), q, kv, label);
+  Problem p(8, 4096, q, kv);
+  for (size_t i = 0; i < p.asl.values.size(); ++i)
+    p.asl.values[i] = 4096 - 37 * static_cast<int64_t>(i + 1);
+  report(state, p);
+  state.SetLabel(label);
+}
+BENCHMARK(BM_IfaDecodeRagged)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 /// Batch 1, KV length 32768: the window is split over programs.
 void BM_IfaDecodeLong(benchmark::State &state) {
