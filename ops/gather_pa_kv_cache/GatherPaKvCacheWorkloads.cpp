@@ -76,9 +76,10 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   gatherPaKvCacheReference(args(koRef, voRef, ref));
   r.passed = ko == koRef && vo == voRef; // pure data movement: bit-exact
   r.maxAbsErr = r.passed ? 0 : 1;
-  r.generatedUs = medianMicroseconds([&] { (void)gatherPaKvCache(a); });
   auto t = args(koTwin, voTwin, twin);
-  r.handwrittenUs = medianMicroseconds([&] { gatherPaKvCacheHandwritten(t); });
+  pairedMedianMicroseconds([&] { (void)gatherPaKvCache(a); },
+                           [&] { gatherPaKvCacheHandwritten(t); }, r.generatedUs,
+                           r.handwrittenUs);
   return r;
 }
 

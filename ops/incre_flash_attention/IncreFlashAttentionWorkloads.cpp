@@ -94,11 +94,11 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
     if (!(err <= (bf ? 8e-3 : 1e-3) * std::abs(x) + (bf ? 8e-3 : 2e-3)))
       r.passed = false;
   }
-  r.generatedUs = medianMicroseconds([&] { (void)increFlashAttentionV4(a); });
   aclnn::IncreFlashAttentionV4Args ta = a;
   ta.attentionOut = &hv;
-  r.handwrittenUs =
-      medianMicroseconds([&] { increFlashAttentionV4Handwritten(ta); });
+  pairedMedianMicroseconds([&] { (void)increFlashAttentionV4(a); },
+                           [&] { increFlashAttentionV4Handwritten(ta); }, r.generatedUs,
+                           r.handwrittenUs);
   return r;
 }
 

@@ -52,6 +52,30 @@ template <typename F> double medianMicroseconds(F &&fn, int reps = 7) {
   return t[t.size() / 2];
 }
 
+/// Times `gen` and `twin` in alternation (one warm-up run of each, then
+/// `reps` pairs), so that both see the same state of a shared machine and of
+/// the caches, and stores the median of each in `genUs` / `twinUs`.
+template <typename G, typename T>
+void pairedMedianMicroseconds(G &&gen, T &&twin, double &genUs, double &twinUs, int reps = 9) {
+  auto time = [](auto &fn) {
+    auto s = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s)
+        .count();
+  };
+  gen();
+  twin();
+  std::vector<double> g, t;
+  for (int i = 0; i < reps; ++i) {
+    g.push_back(time(gen));
+    t.push_back(time(twin));
+  }
+  std::sort(g.begin(), g.end());
+  std::sort(t.begin(), t.end());
+  genUs = g[g.size() / 2];
+  twinUs = t[t.size() / 2];
+}
+
 //===----------------------------------------------------------------------===//
 // Generated kernels (JIT-compiled; `threads` > 0 caps the cores)
 //===----------------------------------------------------------------------===//

@@ -37,14 +37,16 @@ WorkloadResult axpbyWorkload() {
   axpbyReference(DType::F16, x.data(), want.data(), n, 0.5f, 0.25f);
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), n);
   r.passed = r.maxAbsErr == 0; // same f32 operations: bit-exact
-  r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(
-        runAxpby(c, DType::F16, x.data(), y.data(), n, 0.5f, 0.25f)
-            .takeError());
-  });
-  r.handwrittenUs = medianMicroseconds([&] {
-    axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f);
-  });
+  pairedMedianMicroseconds(
+      [&] {
+        llvm::consumeError(
+            runAxpby(c, DType::F16, x.data(), y.data(), n, 0.5f, 0.25f)
+                .takeError());
+      },
+      [&] {
+        axpbyHandwritten(DType::F16, x.data(), twin.data(), n, 0.5f, 0.25f);
+      },
+      r.generatedUs, r.handwrittenUs);
   return r;
 }
 
@@ -61,12 +63,13 @@ WorkloadResult softmaxWorkload() {
   softmaxReference(DType::F16, x.data(), want.data(), m, n);
   r.maxAbsErr = maxAbsDiff(DType::F16, y.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-3; // f16 storage: 2^-11 at 1.0, plus f32 math
-  r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(
-        runSoftmax(c, DType::F16, x.data(), y.data(), m, n).takeError());
-  });
-  r.handwrittenUs = medianMicroseconds(
-      [&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); });
+  pairedMedianMicroseconds(
+      [&] {
+        llvm::consumeError(
+            runSoftmax(c, DType::F16, x.data(), y.data(), m, n).takeError());
+      },
+      [&] { softmaxHandwritten(DType::F16, x.data(), twin.data(), m, n); },
+      r.generatedUs, r.handwrittenUs);
   return r;
 }
 
@@ -83,12 +86,14 @@ WorkloadResult matmulWorkload(DType t) {
   matmulReference(t, a.data(), b.data(), want.data(), m, n, k);
   r.maxAbsErr = maxAbsDiff(DType::F32, out.data(), want.data(), m * n);
   r.passed = r.maxAbsErr <= 1e-6 * k * 4; // f32 accumulation of exact products
-  r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(
-        runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k).takeError());
-  });
-  r.handwrittenUs = medianMicroseconds(
-      [&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); });
+  pairedMedianMicroseconds(
+      [&] {
+        llvm::consumeError(
+            runMatmul(c, t, a.data(), b.data(), out.data(), m, n, k)
+                .takeError());
+      },
+      [&] { matmulHandwritten(t, a.data(), b.data(), twin.data(), m, n, k); },
+      r.generatedUs, r.handwrittenUs);
   return r;
 }
 
@@ -116,15 +121,17 @@ WorkloadResult attentionWorkload() {
   attentionReference(DType::F16, s, q.data(), k.data(), v.data(), want.data());
   r.maxAbsErr = maxAbsDiff(DType::F16, o.data(), want.data(), qn);
   r.passed = r.maxAbsErr <= 4e-3; // f16 storage of values in [-2, 2]
-  r.generatedUs = medianMicroseconds([&] {
-    llvm::consumeError(
-        runAttention(c, DType::F16, s, q.data(), k.data(), v.data(), o.data())
-            .takeError());
-  });
-  r.handwrittenUs = medianMicroseconds([&] {
-    attentionHandwritten(DType::F16, s, q.data(), k.data(), v.data(),
-                         twin.data());
-  });
+  pairedMedianMicroseconds(
+      [&] {
+        llvm::consumeError(runAttention(c, DType::F16, s, q.data(), k.data(),
+                                        v.data(), o.data())
+                               .takeError());
+      },
+      [&] {
+        attentionHandwritten(DType::F16, s, q.data(), k.data(), v.data(),
+                             twin.data());
+      },
+      r.generatedUs, r.handwrittenUs);
   return r;
 }
 

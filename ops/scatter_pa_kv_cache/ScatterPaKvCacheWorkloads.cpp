@@ -59,9 +59,10 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   scatterPaKvCacheReference(args(kcRef, vcRef, ref));
   r.passed = kc == kcRef && vc == vcRef; // pure data movement: bit-exact
   r.maxAbsErr = r.passed ? 0 : 1;
-  r.generatedUs = medianMicroseconds([&] { (void)scatterPaKvCache(a); });
   auto t = args(kcTwin, vcTwin, twin);
-  r.handwrittenUs = medianMicroseconds([&] { scatterPaKvCacheHandwritten(t); });
+  pairedMedianMicroseconds([&] { (void)scatterPaKvCache(a); },
+                           [&] { scatterPaKvCacheHandwritten(t); }, r.generatedUs,
+                           r.handwrittenUs);
   return r;
 }
 
