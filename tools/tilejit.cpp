@@ -278,8 +278,8 @@ int demoCommand(bool json) {
     std::cout << all.dump(2) << "\n";
   } else {
     jit::Compiler &c = jit::Compiler::instance();
-    fmt::print("\ntarget {} ({} x f32 lanes); ratio = hand-written time / "
-               "generated time "
+    fmt::print("\ntarget {} ({} x f32 lanes); times are medians of 9 alternating runs "
+               "of each; ratio = hand-written time / generated time "
                "(> 1: the generated kernel is faster)\n",
                c.targetName(), c.vectorLanes());
   }
