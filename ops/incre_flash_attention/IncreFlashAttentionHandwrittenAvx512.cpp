@@ -11,6 +11,7 @@
 // tile's value rows stream by. The splits are merged by the caller.
 //
 //===----------------------------------------------------------------------===//
+#include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
 
 #include <immintrin.h>
@@ -67,14 +68,9 @@ void tileAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t j0, int64_t n,
   const bool bf = a.bf16;
   alignas(64) float s[64][kTile];
   float alpha[64];
-  const int64_t lines = (d * 2 + 63) / 64;
-  auto request = [&](const uint16_t *row) {
-    for (int64_t c = 0; c < lines; ++c)
-      _mm_prefetch(reinterpret_cast<const char *>(row) + 64 * c, _MM_HINT_T0);
-  };
   for (int64_t t = 0; t < n; ++t) {
     if (t < ahead)
-      request(twinRow(a, a.k, a.kStride, b, hk, j0 + kTile + t));
+      prefetchLines(twinRow(a, a.k, a.kStride, b, hk, j0 + kTile + t), d * 2);
     const uint16_t *kr = twinRow(a, a.k, a.kStride, b, hk, j0 + t);
     for (int64_t i0 = 0; i0 < g; i0 += 8) {
       const int64_t gi = std::min<int64_t>(8, g - i0);
@@ -119,7 +115,7 @@ void tileAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t j0, int64_t n,
                                   _mm512_set1_ps(alpha[i0 + i]));
       for (int64_t t = 0; t < n; ++t) {
         if (i0 == 0 && c0d == 0 && t < ahead)
-          request(twinRow(a, a.v, a.vStride, b, hk, j0 + kTile + t));
+          prefetchLines(twinRow(a, a.v, a.vStride, b, hk, j0 + kTile + t), d * 2);
         const uint16_t *vr = twinRow(a, a.v, a.vStride, b, hk, j0 + t) + c0d;
         __m512 vv[4];
         for (int64_t u = 0; u < w; ++u)

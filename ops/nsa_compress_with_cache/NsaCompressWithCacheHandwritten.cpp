@@ -38,8 +38,6 @@ struct Entry {
 struct Problem {
   bool bf16;
   int64_t cbs, n, d;
-  const uint16_t *weight;
-  int64_t ws0, ws1; // weight strides
   int64_t inHead;   // input stride of axis 2
   uint16_t *out;
   int64_t os0, os1; // outputCache strides of axes 0 and 1
@@ -55,7 +53,7 @@ float toFloat(bool bf16, uint16_t v) {
 void rowScalar(const Problem &pb, const Entry &en, int64_t h) {
   float w[64], p[8], q[8];
   for (int64_t t = 0; t < pb.cbs; ++t)
-    w[t] = toFloat(pb.bf16, pb.weight[t * pb.ws0 + h * pb.ws1]);
+    w[t] = pb.weightF32[static_cast<size_t>(t * pb.n + h)];
   uint16_t *dst = pb.out + en.row * pb.os0 + h * pb.os1;
   for (int64_t e = 0; e < pb.d; ++e) {
     for (int g = 0; g < 8; ++g)
@@ -110,7 +108,7 @@ __attribute__((target("avx2,f16c"))) void rowAvx2(const Problem &pb,
                                                   const Entry &en, int64_t h) {
   __m256 w[64];
   for (int64_t t = 0; t < pb.cbs; ++t)
-    w[t] = _mm256_set1_ps(toFloat(pb.bf16, pb.weight[t * pb.ws0 + h * pb.ws1]));
+    w[t] = _mm256_set1_ps(pb.weightF32[static_cast<size_t>(t * pb.n + h)]);
   const uint16_t *rows[64];
   for (int64_t t = 0; t < pb.cbs; ++t)
     rows[t] = en.tokens[t] + h * pb.inHead;
@@ -257,9 +255,6 @@ bool nsaCompressWithCacheHandwritten(const aclnn::NsaCompressWithCacheArgs &a) {
   pb.cbs = a.compressBlockSize;
   pb.n = in.dim(2);
   pb.d = in.dim(3);
-  pb.weight = static_cast<const uint16_t *>(w.firstElement());
-  pb.ws0 = w.strides[0];
-  pb.ws1 = w.strides[1];
   pb.inHead = in.strides[2];
   pb.out = static_cast<uint16_t *>(out.firstElement());
   pb.os0 = out.strides[0];
@@ -284,13 +279,14 @@ bool nsaCompressWithCacheHandwritten(const aclnn::NsaCompressWithCacheArgs &a) {
     if (valid)
       pb.entries.push_back(std::move(en));
   }
+  const auto *weight = static_cast<const uint16_t *>(w.firstElement());
   pb.weightF32.resize(static_cast<size_t>(pb.cbs * pb.n));
   for (int64_t t = 0; t < pb.cbs; ++t)
     for (int64_t h = 0; h < pb.n; ++h)
       pb.weightF32[static_cast<size_t>(t * pb.n + h)] =
-          toFloat(pb.bf16, pb.weight[t * pb.ws0 + h * pb.ws1]);
+          toFloat(pb.bf16, weight[t * w.strides[0] + h * w.strides[1]]);
   const bool vec = hasAvx2();
-  // AVX-512 when the rows are whole vectors and unit-strided.
+  // AVX-512 when the rows are whole 16-lane vectors.
   const bool wide = hasAvx512() && pb.d % 16 == 0;
   void (*entry512)(const Problem &, const Entry &) =
       pb.bf16 ? entryFor<true>(pb.cbs) : entryFor<false>(pb.cbs);

@@ -38,18 +38,26 @@ std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
 /// Largest |a[i] - b[i]| over `n` elements of `t`.
 double maxAbsDiff(DType t, const void *a, const void *b, int64_t n);
 
+/// Wall time of one run of `fn`, in microseconds.
+template <typename F> double microseconds(F &&fn) {
+  auto s = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s)
+      .count();
+}
+
+/// The median of `t` (reordered).
+inline double medianOf(std::vector<double> &t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 /// Median wall time of `reps` runs of `fn`, in microseconds.
 template <typename F> double medianMicroseconds(F &&fn, int reps = 7) {
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(
-                    std::chrono::steady_clock::now() - s)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  for (int i = 0; i < reps; ++i)
+    t.push_back(microseconds(fn));
+  return medianOf(t);
 }
 
 /// Times `gen` and `twin` in alternation (one warm-up run of each, then
@@ -57,23 +65,15 @@ template <typename F> double medianMicroseconds(F &&fn, int reps = 7) {
 /// the caches, and stores the median of each in `genUs` / `twinUs`.
 template <typename G, typename T>
 void pairedMedianMicroseconds(G &&gen, T &&twin, double &genUs, double &twinUs, int reps = 9) {
-  auto time = [](auto &fn) {
-    auto s = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s)
-        .count();
-  };
   gen();
   twin();
   std::vector<double> g, t;
   for (int i = 0; i < reps; ++i) {
-    g.push_back(time(gen));
-    t.push_back(time(twin));
+    g.push_back(microseconds(gen));
+    t.push_back(microseconds(twin));
   }
-  std::sort(g.begin(), g.end());
-  std::sort(t.begin(), t.end());
-  genUs = g[g.size() / 2];
-  twinUs = t[t.size() / 2];
+  genUs = medianOf(g);
+  twinUs = medianOf(t);
 }
 
 //===----------------------------------------------------------------------===//

@@ -14,7 +14,6 @@
 #include "ops/common/StreamCopy.h"
 
 #include <emmintrin.h>
-#include <xmmintrin.h>
 #include <omp.h>
 
 #include <cstdint>
@@ -24,16 +23,6 @@
 namespace tilejit::ops {
 
 using runtime::TensorView;
-
-namespace {
-
-/// Requests the cache lines of [p, p + n).
-void prefetchLines(const char *p, int64_t n) {
-  for (int64_t o = 0; o < n; o += 64)
-    _mm_prefetch(p + o, _MM_HINT_T0);
-}
-
-} // namespace
 
 bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
   const TensorView &k = *a.key, &v = *a.value, &kc = *a.keyCacheRef,
