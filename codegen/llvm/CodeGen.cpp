@@ -705,32 +705,39 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   return user;
 }
 
-llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
+llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask how) {
   // Pure data movement: elements move as integers of their width (f16, bf16,
   // i16 and u16 share one function, and no half-precision lanes need
   // legalising).
   unsigned eb = ir::byteWidth(kind);
   ScalarKind k = eb == 1 ? ScalarKind::U8 : eb == 2 ? ScalarKind::U16
                : eb == 4 ? ScalarKind::U32 : ScalarKind::I64;
-  llvm::Function *&fn = rowMoves_[{static_cast<int>(eb), isLoad}];
+  llvm::Function *&fn = rowMoves_[{static_cast<int>(eb), isLoad, static_cast<int>(how)}];
   if (fn)
     return fn;
+  bool masked = how == RowMask::Lanes, rowMasked = how == RowMask::Rows;
   // void (ptr buf, ptr data, i64 rowStride, i64 rows, i64 row0, i64 rowSize,
-  //       i64 first, i64 size, i64 n, i1 ok[, other])
+  //       i64 first, i64 size, i64 n, i1 ok[, other][, ptr mask])
   // moves a [rows, n] tile: tile element (t, j) is tensor element (row0 + t,
   // first + j) of the 2-D slice at `data` (element (0, 0) of the slice, rows
   // rowStride apart, rowSize rows of size columns). Elements outside the
   // slice, or every element when !ok, read `other` (loads) or are not written
-  // (stores).
+  // (stores); so do elements whose byte of `mask` ([rows, n]) is 0 (Lanes),
+  // and whole rows whose first byte is 0 (Rows).
   auto *ptr = b_.getPtrTy();
   auto *i64t = b_.getInt64Ty();
   std::vector<llvm::Type *> params = {ptr, ptr, i64t, i64t, i64t, i64t,
                                       i64t, i64t, i64t, b_.getInt1Ty()};
   if (isLoad)
     params.push_back(memType(k));
+  if (how != RowMask::None)
+    params.push_back(ptr);
   auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn = llvm::Function::Create(ft, llvm::Function::InternalLinkage,
-                              std::string(isLoad ? "tile.rows.load.b" : "tile.rows.store.b") +
+                              std::string(isLoad ? "tile.rows.load" : "tile.rows.store") +
+                                  (masked      ? ".masked.b"
+                                   : rowMasked ? ".rowmasked.b"
+                                               : ".b") +
                                   std::to_string(8 * eb),
                               module_);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
@@ -749,6 +756,8 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
   llvm::Type *vt = llvm::FixedVectorType::get(memType(k), L);
   llvm::Align al(ir::byteWidth(k));
   llvm::Value *otherV = isLoad ? splat(fn->getArg(10), L) : nullptr;
+  llvm::Value *mask = how != RowMask::None ? fn->getArg(isLoad ? 11 : 10) : nullptr;
+  llvm::Type *mt = llvm::FixedVectorType::get(b_.getInt8Ty(), L);
   // The tile columns inside the tensor row, [lo, hi) (empty when !ok), once
   // per row: chunks wholly inside move with plain vector accesses, only the
   // row's end chunks build lane masks.
@@ -771,10 +780,26 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
     llvm::Value *pos = b_.CreateAdd(row0, t);
     llvm::Value *ok = b_.CreateAnd(sliceOk, b_.CreateAnd(b_.CreateICmpSGE(pos, i64(0)),
                                                          b_.CreateICmpSLT(pos, rowSize)));
+    if (rowMasked) {
+      llvm::Value *first = b_.CreateLoad(b_.getInt8Ty(),
+                                         b_.CreateGEP(b_.getInt8Ty(), mask, b_.CreateMul(t, n)));
+      ok = b_.CreateAnd(ok, b_.CreateICmpNE(first, b_.getInt8(0)));
+    }
     llvm::Value *hi = b_.CreateSelect(ok, hiAll, lo);
     llvm::Value *hi32 = b_.CreateVectorSplat(L, b_.CreateTrunc(hi, i32t));
     llvm::Value *bufRow = elemPtr(k, buf, b_.CreateMul(t, n));
     llvm::Value *dataAt = elemPtr(k, data, b_.CreateAdd(b_.CreateMul(pos, rowStride), first0));
+    llvm::Value *maskRow = masked ? b_.CreateGEP(b_.getInt8Ty(), mask, b_.CreateMul(t, n)) : nullptr;
+    llvm::Value *zeroMask = llvm::Constant::getNullValue(mt);
+    // The tile mask's lanes j .. j + L (those < n; `tail`, when given).
+    auto userMask = [&](llvm::Value *j, llvm::Value *tail) {
+      llvm::Value *mp = b_.CreateGEP(b_.getInt8Ty(), maskRow, j);
+      llvm::Value *bytes =
+          tail ? static_cast<llvm::Value *>(
+                     b_.CreateMaskedLoad(mt, mp, llvm::Align(1), tail, zeroMask))
+               : b_.CreateAlignedLoad(mt, mp, llvm::Align(1));
+      return b_.CreateICmpNE(bytes, zeroMask);
+    };
     emitLoop(i64(0), n, L, [&](llvm::Value *j) {
       llvm::Value *lp = elemPtr(k, bufRow, j);
       llvm::Value *gp = elemPtr(k, dataAt, j);
@@ -785,15 +810,26 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
       auto *joinBB = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
       b_.CreateCondBr(inside, plainBB, maskedBB);
       b_.SetInsertPoint(plainBB);
-      if (isLoad)
-        b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, gp, al), lp, al);
-      else
+      // A chunk wholly inside the tensor: a load reads all its lanes (each is
+      // in bounds) and selects `other` where the mask is off; a store writes
+      // only the mask's lanes.
+      if (isLoad) {
+        llvm::Value *v = b_.CreateAlignedLoad(vt, gp, al);
+        if (masked)
+          v = b_.CreateSelect(userMask(j, nullptr), v, otherV);
+        b_.CreateAlignedStore(v, lp, al);
+      } else if (masked) {
+        b_.CreateMaskedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al, userMask(j, nullptr));
+      } else {
         b_.CreateAlignedStore(b_.CreateAlignedLoad(vt, lp, al), gp, al);
+      }
       b_.CreateBr(joinBB);
       b_.SetInsertPoint(maskedBB);
       llvm::Value *lanes = b_.CreateAdd(b_.CreateVectorSplat(L, b_.CreateTrunc(j, i32t)), iota);
       llvm::Value *tail = b_.CreateICmpSLT(lanes, n32);
       llvm::Value *m = b_.CreateAnd(b_.CreateICmpSGE(lanes, lo32), b_.CreateICmpSLT(lanes, hi32));
+      if (masked)
+        m = b_.CreateAnd(m, userMask(j, tail));
       if (isLoad) {
         b_.CreateMaskedStore(b_.CreateMaskedLoad(vt, gp, al, m, otherV), lp, al, tail);
       } else {
@@ -813,10 +849,10 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad) {
 void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
                               const std::vector<llvm::Value *> &off,
                               const std::vector<int64_t> &shape, llvm::Value *buf,
-                              llvm::Value *other) {
+                              llvm::Value *other, llvm::Value *mask, RowMask how) {
   ScalarKind k = t.elem;
   unsigned rank = t.sizes.size(), r = shape.size(), lead = rank - r;
-  llvm::Function *rowFn = rowMoveFunction(k, isLoad);
+  llvm::Function *rowFn = rowMoveFunction(k, isLoad, mask ? how : RowMask::None);
   llvm::Value *leadOk = b_.getTrue(), *leadBase = i64(0);
   for (unsigned d = 0; d < lead; ++d) {
     leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSGE(off[d], i64(0)));
@@ -846,6 +882,8 @@ void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
     args.insert(args.end(), {off[rank - 1], t.sizes[rank - 1], i64(n), ok});
     if (isLoad)
       args.push_back(b_.CreateBitCast(other, b_.getIntNTy(8 * ir::byteWidth(k))));
+    if (mask)
+      args.push_back(b_.CreateGEP(b_.getInt8Ty(), mask, l));
     b_.CreateCall(rowFn, args);
   });
 }
@@ -1006,24 +1044,37 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  if (!mask && k != ScalarKind::I1) {
-    // A partial tile over a contiguous innermost axis (a tensor's edge: the
-    // common case) moves inline, row by row; strided ones go to the runtime.
+  if (k != ScalarKind::I1) {
+    // A partial or masked tile over a contiguous innermost axis (a tensor's
+    // edge, a window's tail: the common cases) moves inline, row by row, a
+    // vector of lanes at a time; strided ones go to the runtime.
+    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
+    // A mask broadcast along the rows from a [.., rows, 1] condition (a
+    // window's tail: `mask = rows < end`) moves each row whole or not at all.
+    RowMask how = RowMask::Lanes;
+    if (const ir::Op *def = mask ? mask->definingOp() : nullptr;
+        def && def->kind() == OpKind::Broadcast) {
+      const std::vector<int64_t> &src = def->operand(0)->type().shape();
+      if (src.size() == shape.size() && src.back() == 1 &&
+          std::equal(src.begin(), src.end() - 1, shape.begin()))
+        how = RowMask::Rows;
+    }
     auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
     auto *call = llvm::BasicBlock::Create(ctx_, isLoad ? "load.call" : "store.call", fn_);
     auto *slowDone = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow.done" : "store.slow.done", fn_);
     b_.CreateCondBr(b_.CreateICmpEQ(t.strides[rank - 1], i64(1)), rows, call);
     b_.SetInsertPoint(rows);
-    emitPartialRows(isLoad, t, off, shape, buf, isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+    emitPartialRows(isLoad, t, off, shape, buf,
+                    isLoad ? otherValue(k, op.attrs().floatValue) : nullptr, maskBuf, how);
     b_.CreateBr(slowDone);
     b_.SetInsertPoint(call);
-    emitTileMoveCall(isLoad, t, off, shape, buf, nullptr,
+    emitTileMoveCall(isLoad, t, off, shape, buf, maskBuf,
                      isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
     b_.CreateBr(slowDone);
     b_.SetInsertPoint(slowDone);
   } else {
-    // Masked, boolean or strided tiles: out of line, in the runtime (see
-    // tilejit_rt_load_tile in jit/Runtime.h), one call per tile.
+    // Boolean tiles: out of line, in the runtime (see tilejit_rt_load_tile in
+    // jit/Runtime.h), one call per tile.
     emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
                      isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
   }
@@ -1144,6 +1195,41 @@ void CodeGen::emitShapeOp(const ir::Op &op) {
   llvm::Value *src = op.kind() == OpKind::Iota ? nullptr : bufferOf(op.operand(0));
   const std::vector<int64_t> *srcShape =
       src ? &op.operand(0)->type().shape() : nullptr;
+  if (op.kind() == OpKind::Broadcast && !shape.empty()) {
+    // Row by row: a row of the source copied, or (broadcast along the last
+    // axis) its one element splat over the row, a vector of lanes at a time.
+    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+    int64_t n = shape.back();
+    bool splatRow = srcShape->back() == 1 && n != 1;
+    unsigned L = lanes_;
+    emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *l = i64(0), *s = i64(0);
+      int64_t stride = n, sstride = srcShape->back();
+      for (size_t d = outer.size(); d-- > 0;) {
+        l = b_.CreateAdd(l, b_.CreateMul(idx[d], i64(stride)));
+        if ((*srcShape)[d] != 1)
+          s = b_.CreateAdd(s, b_.CreateMul(idx[d], i64(sstride)));
+        stride *= shape[d];
+        sstride *= (*srcShape)[d];
+      }
+      if (!splatRow) {
+        unsigned eb = ir::byteWidth(k);
+        b_.CreateMemCpy(elemPtr(k, dst, l), llvm::MaybeAlign(eb), elemPtr(k, src, s),
+                        llvm::MaybeAlign(eb), n * eb);
+        return;
+      }
+      llvm::Value *v = b_.CreateVectorSplat(L, loadElems(k, elemPtr(k, src, s), 1, nullptr));
+      int64_t nFull = n / L * L;
+      if (nFull > 0)
+        emitLoop(i64(0), i64(nFull), L, [&](llvm::Value *j) {
+          storeElems(k, v, elemPtr(k, dst, b_.CreateAdd(l, j)), L, nullptr);
+        });
+      if (nFull < n)
+        storeElems(k, v, elemPtr(k, dst, b_.CreateAdd(l, i64(nFull))), L,
+                   prefixMask(static_cast<unsigned>(n - nFull), L));
+    });
+    return;
+  }
   emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
     llvm::Value *l = i64(0), *s = i64(0);
     int64_t stride = 1, sstride = 1;

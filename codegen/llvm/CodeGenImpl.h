@@ -20,6 +20,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <optional>
 
 namespace tilejit::codegen {
@@ -175,7 +176,8 @@ private:
   /// One constant array per tile shape passed to the runtime.
   std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
   /// Row-move functions by (element kind, is load).
-  std::map<std::pair<int, bool>, llvm::Function *> rowMoves_;
+  /// Row-move functions by (element width, load, RowMask).
+  std::map<std::tuple<int, bool, int>, llvm::Function *> rowMoves_;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
@@ -221,12 +223,19 @@ private:
   llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
 
 public:
-  /// Moves a partial tile over a contiguous innermost axis: its last two axes
-  /// through a row-move function shared by every access of the module with
-  /// that element width and direction (rowMoveFunction), leading axes here.
+  /// How a row move reads the tile's mask: none; lane by lane; or one byte
+  /// per row (a mask broadcast along the rows: each row moves whole or not
+  /// at all, and its byte is the row's first).
+  enum class RowMask { None, Lanes, Rows };
+  /// Moves a partial or masked tile over a contiguous innermost axis: its
+  /// last two axes through a row-move function shared by every access of the
+  /// module with that element width, direction and RowMask
+  /// (rowMoveFunction), leading axes here. `mask`: the tile mask's buffer
+  /// (bytes, the tile's shape) or null.
   void emitPartialRows(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
-                       const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other);
-  llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad);
+                       const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other,
+                       llvm::Value *mask = nullptr, RowMask how = RowMask::None);
+  llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad, RowMask how);
   /// Calls the runtime to move a partial, masked or strided tile between
   /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
   /// load reads outside the tensor; `mask`: the tile mask's buffer or null).

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace tilejit;
@@ -196,6 +197,87 @@ kernel m(x: gm<f32>[R, C], y: gm<f32>[R, C]) grid(cdiv(R, 4), cdiv(C, 24)) {
         ASSERT_EQ(y[r * C + c], want) << "r=" << r << " c=" << c;
       }
   }
+}
+
+namespace {
+// Masked moves over a contiguous innermost axis (inline, a vector of lanes
+// at a time): 3 x 37 tiles shifted by (dr, dc), so that some lie wholly
+// inside the tensor and others hang over every edge. y receives every lane
+// of the masked load (its tile grid is unshifted); z only the lanes the
+// mask w lets through. y2 and z2 the same with masks broadcast along the
+// rows (whole rows move or not).
+const char *kMaskedRows = R"(
+kernel mr<T: u8|f16|f32|i64>(x: gm<T>[R, C], m: gm<i1>[R, C], w: gm<i1>[R, C],
+                             y: gm<T>[R2, C2], z: gm<T>[R, C], y2: gm<T>[R2, C2],
+                             z2: gm<T>[R, C], dr: i64, dc: i64)
+    grid(cdiv(R, 3) + 1, cdiv(C, 37) + 1) {
+  let r0 = program_id(0) * 3 - dr;
+  let c0 = program_id(1) * 37 - dc;
+  let t = load(x, [r0, c0], [3, 37], mask = load(m, [r0, c0], [3, 37]), other = 7);
+  store(y, [program_id(0) * 3, program_id(1) * 37], t);
+  store(z, [r0, c0], load(x, [r0, c0], [3, 37]), mask = load(w, [r0, c0], [3, 37]));
+  let rows = iota<i64>([3, 1], 0) + r0 + 30;
+  let t2 = load(x, [r0, c0], [3, 37], mask = rows % 3 != 1, other = 7);
+  store(y2, [program_id(0) * 3, program_id(1) * 37], t2);
+  store(z2, [r0, c0], load(x, [r0, c0], [3, 37]), mask = rows % 4 != 2);
+}
+)";
+} // namespace
+
+TEST(Memory, MaskedTilesOverContiguousRowsMoveInline) {
+  static jit::KernelSource src("masked_rows.tile", kMaskedRows);
+  const int64_t R = 10, C = 83, R2 = (R + 2) / 3 * 3 + 3, C2 = (C + 36) / 37 * 37 + 37;
+  struct Kind {
+    const char *name;
+    size_t size;
+    uint64_t seven; // the bits of `other` = 7
+  };
+  for (Kind kind : {Kind{"u8", 1, 7}, Kind{"f16", 2, 0x4700}, Kind{"f32", 4, 0x40e00000},
+                    Kind{"i64", 8, 7}})
+    for (jit::TargetLevel level : levels())
+      for (auto [dr, dc] : {std::pair<int64_t, int64_t>{0, 0}, {1, 5}, {2, 36}}) {
+        SCOPED_TRACE(std::string(kind.name) + " dr=" + std::to_string(dr) +
+                     " dc=" + std::to_string(dc));
+        const size_t es = kind.size;
+        std::vector<unsigned char> x(R * C * es), y(R2 * C2 * es, 0xAB), z(R * C * es, 0xCD);
+        std::vector<unsigned char> y2 = y, z2 = z;
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = static_cast<unsigned char>(i * 37 + 11);
+        // Masks whose true bytes are not all 1 (loads give exactly 0 / 1).
+        std::vector<uint8_t> m(R * C), w(R * C);
+        for (int64_t i = 0; i < R * C; ++i) {
+          m[i] = (i * 7) % 5 < 3 ? static_cast<uint8_t>(1 + i % 3) : 0;
+          w[i] = (i * 11) % 4 == 1 ? 0 : static_cast<uint8_t>(1 + i % 2);
+        }
+        auto k = jit::Compiler::instance(level)->get(src, "mr", {{"T", kind.name}});
+        ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+        rt::ArgPack args;
+        args.tensor(x.data(), {R, C}).tensor(m.data(), {R, C}).tensor(w.data(), {R, C});
+        args.tensor(y.data(), {R2, C2}).tensor(z.data(), {R, C});
+        args.tensor(y2.data(), {R2, C2}).tensor(z2.data(), {R, C}).i64(dr).i64(dc);
+        ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+        auto bits = [&](const std::vector<unsigned char> &v, int64_t i) {
+          uint64_t b = 0;
+          std::memcpy(&b, &v[static_cast<size_t>(i) * es], es);
+          return b;
+        };
+        for (int64_t i = 0; i < R2; ++i)
+          for (int64_t j = 0; j < C2; ++j) {
+            int64_t r = i - dr, c = j - dc;
+            bool on = r >= 0 && r < R && c >= 0 && c < C && m[r * C + c] != 0;
+            uint64_t want = on ? bits(x, r * C + c) : kind.seven;
+            ASSERT_EQ(bits(y, i * C2 + j), want) << "y " << i << "," << j;
+            bool rowOn = r >= 0 && r < R && c >= 0 && c < C && (r + 30) % 3 != 1;
+            ASSERT_EQ(bits(y2, i * C2 + j), rowOn ? bits(x, r * C + c) : kind.seven)
+                << "y2 " << i << "," << j;
+          }
+        uint64_t untouched = 0;
+        std::memset(&untouched, 0xCD, es);
+        for (int64_t i = 0; i < R * C; ++i) {
+          ASSERT_EQ(bits(z, i), w[i] ? bits(x, i) : untouched) << "z " << i;
+          ASSERT_EQ(bits(z2, i), (i / C + 30) % 4 != 2 ? bits(x, i) : untouched) << "z2 " << i;
+        }
+      }
 }
 
 namespace {
