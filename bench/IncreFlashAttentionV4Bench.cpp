@@ -10,7 +10,9 @@
 // (`of_read_bw`, best runs of both), and `vs_handwritten` = twin time /
 // generated time (> 1: generated is faster; f16/bf16 only), the median over
 // alternating runs. Each generated run includes phase 1 (validation, kernel
-// lookup, argument packing).
+// lookup, argument packing). `BM_IfaReadPattern` reads the BSH cache with no
+// arithmetic in the kernel's order and others: the machine's limit for that
+// access pattern, against the same sequential read.
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
@@ -20,6 +22,7 @@
 #include "ops/samples/Samples.h"
 
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -221,6 +224,83 @@ void BM_IfaDecodeRagged(benchmark::State &state) {
   state.SetLabel(label);
 }
 BENCHMARK(BM_IfaDecodeRagged)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+/// Reads of the BSH cache of BM_IfaDecode (f16, 128 MiB of K and V) with no
+/// arithmetic, in three orders, against a sequential read of as many bytes
+/// right after each (`of_read_bw_paired`, the median ratio): the machine's
+/// limit for the kernel's access pattern. Per batch entry (dealt to the
+/// threads round-robin) and 64-row step of the window:
+///   0: each KV head's share of the step's rows (16 KiB) in memory order;
+///   1: each KV head's column (64 rows x 256 B, rows 2 KiB apart: the order
+///      in which the kernel's dot and PV read), K then V;
+///   2: as 1, with the next step's share requested in memory order, one line
+///      per line read (the kernel's prefetch).
+__attribute__((target("avx2"))) void readPattern(const Problem &p, int mode, int threads) {
+  const int64_t rowBytes = p.nkv * p.d * 2, colBytes = p.d * 2, step = 64,
+                blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
+  long long total = 0;
+#pragma omp parallel reduction(+ : total) num_threads(threads)
+  {
+    __m256i acc = _mm256_setzero_si256();
+    const int t = omp_get_thread_num();
+    for (int64_t b = t; b < p.b; b += threads)
+      for (int64_t j = 0; j < p.len; j += step) {
+        auto at = [&](const std::vector<unsigned char> &buf, int64_t pos) {
+          return buf.data() + p.table[b * perBatch + pos / p.bs] * blockBytes +
+                 (pos % p.bs) * rowBytes;
+        };
+        const bool next = j + step < p.len;
+        for (int64_t h = 0; h < p.nkv; ++h)
+          for (const std::vector<unsigned char> *buf : {&p.k, &p.v}) {
+            const unsigned char *base = at(*buf, j);
+            if (mode == 0) {
+              const unsigned char *s = base + h * step * colBytes;
+              for (int64_t i = 0; i < step * colBytes; i += 32)
+                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + i)));
+              continue;
+            }
+            const unsigned char *ahead = next ? at(*buf, j + step) + h * step * colBytes : nullptr;
+            int64_t line = 0;
+            for (int64_t r = 0; r < step; ++r)
+              for (int64_t c = 0; c < colBytes; c += 64) {
+                if (mode == 2 && ahead)
+                  _mm_prefetch(reinterpret_cast<const char *>(ahead + 64 * line++), _MM_HINT_T0);
+                const unsigned char *q = base + r * rowBytes + h * colBytes + c;
+                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q)));
+                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + 32)));
+              }
+          }
+      }
+    alignas(32) int out[8];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(out), acc);
+    for (int v : out)
+      total += v;
+  }
+  benchmark::DoNotOptimize(total);
+}
+
+void BM_IfaReadPattern(benchmark::State &state) {
+  const int mode = static_cast<int>(state.range(0));
+  Problem p(8, 4096, DataType::Float16, DataType::Float16);
+  const int threads = omp_get_max_threads();
+  for (auto _ : state)
+    readPattern(p, mode, threads);
+  const double bytes = p.kvBytes();
+  bench::ReadProbe probe(static_cast<size_t>(bytes), threads);
+  std::vector<double> t, paired;
+  for (int i = 0; i < 15; ++i) {
+    double s = seconds([&] { readPattern(p, mode, threads); });
+    t.push_back(s);
+    paired.push_back(probe.seconds() / s);
+  }
+  state.counters["GBs"] = bytes / median(t) / 1e9;
+  state.counters["of_read_bw_paired"] = median(paired);
+  state.counters["working_set_MiB"] = bytes / (1 << 20);
+  state.SetLabel(mode == 0 ? "head shares, memory order"
+                 : mode == 1 ? "head columns"
+                             : "head columns, next share prefetched");
+}
+BENCHMARK(BM_IfaReadPattern)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 /// Batch 1, KV length 32768: the window is split over programs.
 void BM_IfaDecodeLong(benchmark::State &state) {
