@@ -1007,15 +1007,45 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
     llvm::Value *streamOk =
         streamable(*copyTo, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
     emitEitherWay(streamOk, [&](bool stream) {
-      emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
+      // memmove: a kernel may copy a tensor onto itself, shifted.
+      auto copyRow = [&](llvm::Value *dst, llvm::Value *src) {
+        emitRowCopy(dst, src, shape.back() * eb, eb, stream, /*mayOverlap=*/true);
+      };
+      if (outer.empty()) {
+        copyRow(copyBase, globalBase);
+        return;
+      }
+      // The rows of the innermost outer axis: both pointers step by their
+      // row strides (no multiply per row).
+      std::vector<int64_t> most(outer.begin(), outer.end() - 1);
+      size_t last = outer.size() - 1;
+      emitNest(most, [&](const std::vector<llvm::Value *> &idx) {
         llvm::Value *g = i64(0), *dg = i64(0);
         for (size_t q = 0; q < idx.size(); ++q) {
           g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
           dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
         }
-        // memmove: a kernel may copy a tensor onto itself, shifted.
-        emitRowCopy(elemPtr(k, copyBase, dg), elemPtr(k, globalBase, g), shape.back() * eb,
-                    eb, stream, /*mayOverlap=*/true);
+        llvm::Value *src0 = elemPtr(k, globalBase, g), *dst0 = elemPtr(k, copyBase, dg);
+        llvm::Value *sstep = b_.CreateMul(t.strides[lead + last], i64(eb));
+        llvm::Value *dstep = b_.CreateMul(copyDst->strides[dlead + last], i64(eb));
+        llvm::BasicBlock *pre = b_.GetInsertBlock();
+        auto *body = llvm::BasicBlock::Create(ctx_, "rows", fn_);
+        auto *exit = llvm::BasicBlock::Create(ctx_, "rows.exit", fn_);
+        b_.CreateBr(body);
+        b_.SetInsertPoint(body);
+        llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "row");
+        llvm::PHINode *sp = b_.CreatePHI(b_.getPtrTy(), 2, "src.row");
+        llvm::PHINode *dp = b_.CreatePHI(b_.getPtrTy(), 2, "dst.row");
+        i->addIncoming(i64(0), pre);
+        sp->addIncoming(src0, pre);
+        dp->addIncoming(dst0, pre);
+        copyRow(dp, sp);
+        llvm::Value *i1 = b_.CreateAdd(i, i64(1), "", true, true);
+        i->addIncoming(i1, b_.GetInsertBlock());
+        sp->addIncoming(b_.CreateGEP(b_.getInt8Ty(), sp, sstep), b_.GetInsertBlock());
+        dp->addIncoming(b_.CreateGEP(b_.getInt8Ty(), dp, dstep), b_.GetInsertBlock());
+        b_.CreateCondBr(b_.CreateICmpSLT(i1, i64(outer[last])), body, exit);
+        b_.SetInsertPoint(exit);
       });
     });
   } else if (!forwardLoad && !storeDone) {
