@@ -17,12 +17,12 @@
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
 
+#include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 #include "ops/runtime/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <benchmark/benchmark.h>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -233,48 +233,39 @@ BENCHMARK(BM_IfaDecodeRagged)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 ///   0: each KV head's share of the step's rows (16 KiB) in memory order;
 ///   1: each KV head's column (64 rows x 256 B, rows 2 KiB apart: the order
 ///      in which the kernel's dot and PV read), K then V;
-///   2: as 1, with the next step's share requested in memory order, one line
-///      per line read (the kernel's prefetch).
-__attribute__((target("avx2"))) void readPattern(const Problem &p, int mode, int threads) {
+///   2: as 1, with the next step's share requested in memory order, as many
+///      lines before each row's piece as it has (the kernel's prefetch).
+void readPattern(const Problem &p, int mode, int threads) {
   const int64_t rowBytes = p.nkv * p.d * 2, colBytes = p.d * 2, step = 64,
-                blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
+                share = step * colBytes, blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
   long long total = 0;
 #pragma omp parallel reduction(+ : total) num_threads(threads)
   {
-    __m256i acc = _mm256_setzero_si256();
     const int t = omp_get_thread_num();
     for (int64_t b = t; b < p.b; b += threads)
       for (int64_t j = 0; j < p.len; j += step) {
         auto at = [&](const std::vector<unsigned char> &buf, int64_t pos) {
-          return buf.data() + p.table[b * perBatch + pos / p.bs] * blockBytes +
-                 (pos % p.bs) * rowBytes;
+          return reinterpret_cast<const char *>(buf.data()) +
+                 p.table[b * perBatch + pos / p.bs] * blockBytes + (pos % p.bs) * rowBytes;
         };
-        const bool next = j + step < p.len;
+        const bool next = mode == 2 && j + step < p.len;
         for (int64_t h = 0; h < p.nkv; ++h)
           for (const std::vector<unsigned char> *buf : {&p.k, &p.v}) {
-            const unsigned char *base = at(*buf, j);
+            const char *base = at(*buf, j);
             if (mode == 0) {
-              const unsigned char *s = base + h * step * colBytes;
-              for (int64_t i = 0; i < step * colBytes; i += 32)
-                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + i)));
+              total += bench::sumBytes(base + h * share, share);
               continue;
             }
-            const unsigned char *ahead = next ? at(*buf, j + step) + h * step * colBytes : nullptr;
-            int64_t line = 0;
-            for (int64_t r = 0; r < step; ++r)
-              for (int64_t c = 0; c < colBytes; c += 64) {
-                if (mode == 2 && ahead)
-                  _mm_prefetch(reinterpret_cast<const char *>(ahead + 64 * line++), _MM_HINT_T0);
-                const unsigned char *q = base + r * rowBytes + h * colBytes + c;
-                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q)));
-                acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + 32)));
-              }
+            // A row's piece of the column, after the same number of lines
+            // of the next step's share (mode 2).
+            const char *ahead = next ? at(*buf, j + step) + h * share : nullptr;
+            for (int64_t r = 0; r < step; ++r) {
+              if (ahead)
+                ops::prefetchLines(ahead + r * colBytes, colBytes);
+              total += bench::sumBytes(base + r * rowBytes + h * colBytes, colBytes);
+            }
           }
       }
-    alignas(32) int out[8];
-    _mm256_store_si256(reinterpret_cast<__m256i *>(out), acc);
-    for (int v : out)
-      total += v;
   }
   benchmark::DoNotOptimize(total);
 }

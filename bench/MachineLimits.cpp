@@ -70,7 +70,7 @@ double fmaPeakGflops() {
 
 /// Integer sum of `n` bytes at `p`, read with four independent AVX2
 /// accumulators (load-bound; integer adds, so the bytes may be any data).
-__attribute__((target("avx2"))) static long long sumBytes(const char *p, size_t n) {
+__attribute__((target("avx2"))) long long sumBytes(const char *p, size_t n) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
   for (; i + 128 <= n; i += 128) {

@@ -24,6 +24,10 @@ double readBandwidthGBs(size_t bytes, int threads);
 /// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
 double copyBandwidthGBs(size_t bytes, int threads);
 
+/// Integer sum of the `n` bytes at `p` (AVX2 loads): a read that any data
+/// survives and the compiler cannot drop.
+long long sumBytes(const char *p, size_t n);
+
 /// A read pass over its own buffer of `bytes` (allocated and touched once),
 /// for measuring the read bandwidth alternately with a kernel: on a shared
 /// host the bandwidth drifts from one second to the next (43-83 GB/s at 128

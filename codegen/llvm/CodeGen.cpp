@@ -166,6 +166,34 @@ void CodeGen::emitLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
   b_.SetInsertPoint(exit);
 }
 
+std::vector<llvm::Value *> CodeGen::emitCarriedLoop(const char *name, llvm::Value *lb,
+                                                     llvm::Value *ub, int64_t step,
+                                                     const std::vector<llvm::Value *> &init,
+                                                     const CarriedBody &body) {
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *loop = llvm::BasicBlock::Create(ctx_, name, fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode *iv = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  iv->addIncoming(lb, pre);
+  std::vector<llvm::PHINode *> phis;
+  std::vector<llvm::Value *> cur;
+  for (llvm::Value *v : init) {
+    phis.push_back(b_.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    cur.push_back(phis.back());
+  }
+  std::vector<llvm::Value *> next = body(iv, cur);
+  llvm::Value *iv1 = b_.CreateAdd(iv, i64(step), "", true, true);
+  iv->addIncoming(iv1, b_.GetInsertBlock());
+  for (size_t i = 0; i < phis.size(); ++i)
+    phis[i]->addIncoming(next[i], b_.GetInsertBlock());
+  b_.CreateCondBr(b_.CreateICmpSLT(iv1, ub), loop, exit);
+  b_.SetInsertPoint(exit);
+  return next;
+}
+
 void CodeGen::emitNest(
     const std::vector<int64_t> &shape,
     const std::function<void(const std::vector<llvm::Value *> &)> &body) {
@@ -1025,27 +1053,16 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
           g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
           dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
         }
-        llvm::Value *src0 = elemPtr(k, globalBase, g), *dst0 = elemPtr(k, copyBase, dg);
         llvm::Value *sstep = b_.CreateMul(t.strides[lead + last], i64(eb));
         llvm::Value *dstep = b_.CreateMul(copyDst->strides[dlead + last], i64(eb));
-        llvm::BasicBlock *pre = b_.GetInsertBlock();
-        auto *body = llvm::BasicBlock::Create(ctx_, "rows", fn_);
-        auto *exit = llvm::BasicBlock::Create(ctx_, "rows.exit", fn_);
-        b_.CreateBr(body);
-        b_.SetInsertPoint(body);
-        llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "row");
-        llvm::PHINode *sp = b_.CreatePHI(b_.getPtrTy(), 2, "src.row");
-        llvm::PHINode *dp = b_.CreatePHI(b_.getPtrTy(), 2, "dst.row");
-        i->addIncoming(i64(0), pre);
-        sp->addIncoming(src0, pre);
-        dp->addIncoming(dst0, pre);
-        copyRow(dp, sp);
-        llvm::Value *i1 = b_.CreateAdd(i, i64(1), "", true, true);
-        i->addIncoming(i1, b_.GetInsertBlock());
-        sp->addIncoming(b_.CreateGEP(b_.getInt8Ty(), sp, sstep), b_.GetInsertBlock());
-        dp->addIncoming(b_.CreateGEP(b_.getInt8Ty(), dp, dstep), b_.GetInsertBlock());
-        b_.CreateCondBr(b_.CreateICmpSLT(i1, i64(outer[last])), body, exit);
-        b_.SetInsertPoint(exit);
+        emitCarriedLoop("rows", i64(0), i64(outer[last]), 1,
+                        {elemPtr(k, globalBase, g), elemPtr(k, copyBase, dg)},
+                        [&](llvm::Value *, const std::vector<llvm::Value *> &at) {
+                          copyRow(at[1], at[0]);
+                          return std::vector<llvm::Value *>{
+                              b_.CreateGEP(b_.getInt8Ty(), at[0], sstep),
+                              b_.CreateGEP(b_.getInt8Ty(), at[1], dstep)};
+                        });
       });
     });
   } else if (!forwardLoad && !storeDone) {
@@ -1225,7 +1242,11 @@ void CodeGen::emitShapeOp(const ir::Op &op) {
   llvm::Value *src = op.kind() == OpKind::Iota ? nullptr : bufferOf(op.operand(0));
   const std::vector<int64_t> *srcShape =
       src ? &op.operand(0)->type().shape() : nullptr;
-  if (op.kind() == OpKind::Broadcast && !shape.empty()) {
+  if (op.kind() == OpKind::Broadcast) {
+    if (shape.empty()) { // rank 0: the one element
+      copyBuffer(op.operand(0), res);
+      return;
+    }
     // Row by row: a row of the source copied, or (broadcast along the last
     // axis) its one element splat over the row, a vector of lanes at a time.
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
@@ -1260,9 +1281,10 @@ void CodeGen::emitShapeOp(const ir::Op &op) {
     });
     return;
   }
+  // Iota and transpose, element by element.
   emitNest(shape, [&](const std::vector<llvm::Value *> &idx) {
-    llvm::Value *l = i64(0), *s = i64(0);
-    int64_t stride = 1, sstride = 1;
+    llvm::Value *l = i64(0);
+    int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       l = b_.CreateAdd(l, b_.CreateMul(idx[d], i64(stride)));
       stride *= shape[d];
@@ -1270,15 +1292,8 @@ void CodeGen::emitShapeOp(const ir::Op &op) {
     llvm::Value *v;
     if (op.kind() == OpKind::Iota) {
       v = b_.CreateIntCast(idx[op.attrs().axis], valueType(k), false);
-    } else if (op.kind() == OpKind::Broadcast) {
-      for (size_t d = shape.size(); d-- > 0;) {
-        if ((*srcShape)[d] != 1)
-          s = b_.CreateAdd(s, b_.CreateMul(idx[d], i64(sstride)));
-        sstride *= (*srcShape)[d];
-      }
-      v = loadElems(k, elemPtr(k, src, s), 1, nullptr);
     } else { // Transpose: res[i, j] = src[j, i]
-      s = b_.CreateAdd(b_.CreateMul(idx[1], i64((*srcShape)[1])), idx[0]);
+      llvm::Value *s = b_.CreateAdd(b_.CreateMul(idx[1], i64((*srcShape)[1])), idx[0]);
       v = loadElems(k, elemPtr(k, src, s), 1, nullptr);
     }
     storeElems(k, v, elemPtr(k, dst, l), 1, nullptr);
@@ -1342,29 +1357,15 @@ void CodeGen::emitReduce(const ir::Op &op) {
         return loadElems(k, elemPtr(k, src, b_.CreateAdd(rowBase, j)), L, nullptr);
       };
       int64_t rounds = chunks / parts, looped = rounds > 1 ? rounds * parts : 0; // chunks
-      if (looped > 0) {
-        // Whole rounds of `parts` chunks in a loop, the parts in registers.
-        llvm::BasicBlock *pre = b_.GetInsertBlock();
-        auto *loop = llvm::BasicBlock::Create(ctx_, "reduce", fn_);
-        auto *exit = llvm::BasicBlock::Create(ctx_, "reduce.exit", fn_);
-        b_.CreateBr(loop);
-        b_.SetInsertPoint(loop);
-        llvm::PHINode *j = b_.CreatePHI(b_.getInt64Ty(), 2);
-        j->addIncoming(i64(0), pre);
-        std::vector<llvm::PHINode *> phis;
-        for (int64_t p = 0; p < parts; ++p) {
-          phis.push_back(b_.CreatePHI(identity->getType(), 2));
-          phis.back()->addIncoming(identity, pre);
-        }
-        for (int64_t p = 0; p < parts; ++p)
-          acc[p] = emitElementwise(combiner, {phis[p], chunkAt(b_.CreateAdd(j, i64(p * L)))}, L);
-        llvm::Value *j1 = b_.CreateAdd(j, i64(parts * L));
-        j->addIncoming(j1, b_.GetInsertBlock());
-        for (int64_t p = 0; p < parts; ++p)
-          phis[p]->addIncoming(acc[p], b_.GetInsertBlock());
-        b_.CreateCondBr(b_.CreateICmpSLT(j1, i64(looped * L)), loop, exit);
-        b_.SetInsertPoint(exit);
-      }
+      if (looped > 0) // whole rounds of `parts` chunks, the parts in registers
+        acc = emitCarriedLoop("reduce", i64(0), i64(looped * L), parts * L, acc,
+                              [&](llvm::Value *j, const std::vector<llvm::Value *> &cur) {
+                                std::vector<llvm::Value *> next(cur.size());
+                                for (int64_t p = 0; p < parts; ++p)
+                                  next[p] = emitElementwise(
+                                      combiner, {cur[p], chunkAt(b_.CreateAdd(j, i64(p * L)))}, L);
+                                return next;
+                              });
       for (int64_t c = looped; c < chunks; ++c)
         acc[c % parts] = emitElementwise(combiner, {acc[c % parts], chunkAt(i64(c * L))}, L);
       if (full < n) {

@@ -84,6 +84,16 @@ public:
   /// Nested loops over `shape` (all dimensions), innermost last.
   void emitNest(const std::vector<int64_t> &shape,
                 const std::function<void(const std::vector<llvm::Value *> &)> &body);
+  /// Values carried from iteration to iteration (accumulators in registers,
+  /// row pointers): `body(iv, cur)` returns the next values; the result is
+  /// their values after the loop. The body runs at least once (iv = lb, then
+  /// while iv + step < ub); blocks `name` and `name.exit`.
+  using CarriedBody = std::function<std::vector<llvm::Value *>(
+      llvm::Value *, const std::vector<llvm::Value *> &)>;
+  std::vector<llvm::Value *> emitCarriedLoop(const char *name, llvm::Value *lb, llvm::Value *ub,
+                                             int64_t step,
+                                             const std::vector<llvm::Value *> &init,
+                                             const CarriedBody &body);
 
   //===--------------------------------------------------------------------===//
   // Elementwise (CodeGenElementwise.cpp)

@@ -162,35 +162,15 @@ void CodeGen::emitMma(const ir::Op &op) {
 
   llvm::Value *B = fb.base, *ldb = fb.strides[0];
 
-  // A loop whose loop-carried values are vectors (accumulators in
-  // registers): `body(k, accs)` returns the next values.
+  // The K loops: accumulators carried in registers, each iteration taking
+  // its share of a spread prefetch (CodeGenPrefetch.cpp).
   auto carriedLoop = [&](llvm::Value *lb, llvm::Value *ub, int64_t step,
-                         const std::vector<llvm::Value *> &init,
-                         const std::function<std::vector<llvm::Value *>(
-                             llvm::Value *, const std::vector<llvm::Value *> &)> &body) {
-    llvm::BasicBlock *pre = b.GetInsertBlock();
-    auto *loop = llvm::BasicBlock::Create(ctx_, "mma.k", fn_);
-    auto *exit = llvm::BasicBlock::Create(ctx_, "mma.k.exit", fn_);
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    llvm::PHINode *k = b.CreatePHI(b.getInt64Ty(), 2, "k");
-    k->addIncoming(lb, pre);
-    std::vector<llvm::PHINode *> phis;
-    std::vector<llvm::Value *> cur;
-    for (llvm::Value *v : init) {
-      phis.push_back(b.CreatePHI(vf, 2));
-      phis.back()->addIncoming(v, pre);
-      cur.push_back(phis.back());
-    }
-    spreadStep();
-    std::vector<llvm::Value *> next = body(k, cur);
-    llvm::Value *k1 = b.CreateAdd(k, i64(step), "", true, true);
-    k->addIncoming(k1, b.GetInsertBlock());
-    for (size_t i = 0; i < phis.size(); ++i)
-      phis[i]->addIncoming(next[i], b.GetInsertBlock());
-    b.CreateCondBr(b.CreateICmpSLT(k1, ub), loop, exit);
-    b.SetInsertPoint(exit);
-    return next;
+                         const std::vector<llvm::Value *> &init, const CarriedBody &body) {
+    return emitCarriedLoop("mma.k", lb, ub, step, init,
+                           [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
+                             spreadStep();
+                             return body(k, cur);
+                           });
   };
 
   if (tb && few) {
