@@ -519,8 +519,20 @@ int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
   return std::min(programsForBytes(kc.dim(0), bytesMoved(a)), launchThreads());
 }
 
-/// The prepared launch: the kernel and its argument block.
-using Launch = KernelLaunch;
+/// The prepared launch: the kernel, its argument block and the workspace
+/// the PA_NZ kernel sorts its tokens in (allocated here in phase 1, so
+/// phase 2 only launches; one launch of an executor runs at a time).
+struct Launch : KernelLaunch {
+  std::vector<int64_t> ws;
+};
+
+/// Whether a PA_NZ call writes its scattered tokens in cache order
+/// (scatter_nz's SORT): prefill-sized calls, whose tokens are worth sorting,
+/// with slots that fit the kernel's sort keys (slot << 32 | token).
+bool sortsTokens(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
+  return streams(a) && kc.dim(0) * kc.dim(2) < (int64_t(1) << 31) &&
+         a.key->dim(0) < (int64_t(1) << 31);
+}
 
 void pack(rt::ArgPack &p, const ArgView &v) {
   p.tensor(v.data, v.sizes, v.strides);
@@ -607,16 +619,23 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     int64_t cs = 1;
     while (cs < 4 && cs * 2 <= std::min(kc.dim(1), vc.dim(1)))
       cs *= 2;
+    const bool sort = sortsTokens(a, kc);
     jit::Specialization spec{{"U", u},
                              {"I", idx},
                              {"E", std::to_string(e)},
                              {"CB", std::to_string(cb)},
                              {"CS", std::to_string(cs)},
-                             {"STREAM", streams(a) ? "true" : "false"}};
+                             {"STREAM", streams(a) ? "true" : "false"},
+                             {"SORT", sort ? "true" : "false"}};
     if (Status s =
             getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);
         !s)
       return s;
+    const int64_t programs = programsOf(a, kc), tokens = k.dim(0);
+    // Two rows of a token each per program: the collected tokens and the
+    // merge sort's other buffer.
+    if (sort)
+      out.ws.resize(static_cast<size_t>(programs * 2 * tokens));
     pack(p, strips3(*kf, e));
     pack(p, asIs(slots));
     pack(p, positionMajor(kc));
@@ -628,7 +647,8 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     pack(p, asIs(vc));
     pack(p, flatRows(*kf));
     pack(p, flatRows(*vf));
-    p.i64(programsOf(a, kc));
+    p.tensor(out.ws.data(), {sort ? programs : 0, 2, sort ? tokens : 0});
+    p.i64(programs);
     return Status::ok();
   }
   // S3, S4, S5: one head vector per cache row.

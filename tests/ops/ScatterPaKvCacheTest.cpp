@@ -390,6 +390,55 @@ TEST(ScatterPaKvCache, NzBlockRunsAndBrokenGroups) {
     }
 }
 
+namespace {
+/// Slots for 700 tokens into 24 blocks of 32 (768 slots): groups of 16
+/// that are runs through a block and groups that are not, with slots named
+/// twice or three times across them, padding and slots past the cache.
+std::vector<int64_t> largeNzSlots() {
+  std::vector<int64_t> slots;
+  for (int64_t i = 0; i < 16; ++i)
+    slots.push_back(i == 3 ? 40 : 700 - 5 * i); // slot 40: a later run wins
+  for (int64_t i = 0; i < 32; ++i)
+    slots.push_back(32 + i); // two runs through block 1
+  for (int64_t i = 0; i < 16; ++i)
+    slots.push_back(i == 9 ? 50 : i == 4 ? 7 : 600 + i); // 50: wins over the run
+  for (int64_t i = 64; i < 700; ++i) {
+    int64_t s = (i * 389) % 704; // scattered, some slots twice
+    if (i % 50 == 0)
+      s = -1 - i % 3; // padding
+    if (i % 97 == 0)
+      s = 768 + i % 5; // past the cache: skipped
+    slots.push_back(s);
+  }
+  slots[100] = 7;
+  slots[101] = 8; // slot 8's neighbour 7 is named three times
+  slots[650] = 7;
+  for (int64_t i = 0; i < 16; ++i) // a run through block 20 amid the scatter:
+    slots[320 + i] = 640 + i;      // slot 641 is named before it (token 200)
+  slots[200] = 641;                // and 645 after it (token 400)
+  slots[400] = 645;
+  return slots;
+}
+} // namespace
+
+TEST(ScatterPaKvCache, NzLargeCallsWriteTheirTokensInCacheOrder) {
+  // Calls moving 1 MiB or more collect the tokens of groups that are not
+  // runs, sort them by slot and write them block by block; runs go out in
+  // between, so the order rule must survive: a slot ends with its last
+  // token's row. 700 tokens of 8 x 128 key and 8 x 64 value elements.
+  const std::vector<int64_t> slots = largeNzSlots();
+  for (DataType t : {DataType::Int8, DataType::Float16, DataType::Float})
+    for (DataType idx : {DataType::Int32, DataType::Int64}) {
+      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
+                   std::string(runtime::dataTypeName(idx)));
+      Case c = nzCase(t, idx, 700, 8, 128, 64, 24, 32, slots, 44);
+      c.expectMatchesReference();
+    }
+  // 21 key and 38 value strips: the sorted tiles of 4 strips overhang both.
+  Case odd = nzCase(DataType::Float, DataType::Int32, 700, 1, 21 * 8, 38 * 8, 24, 32, slots, 45);
+  odd.expectMatchesReference();
+}
+
 TEST(ScatterPaKvCache, LargeCallsStreamIntoTheCache) {
   // Calls moving 1 MiB or more write with non-temporal stores: 160 tokens of
   // 8 x 128 f32 key and value elements (1.25 MiB), Norm with random slots
@@ -785,9 +834,14 @@ TEST(ScatterPaKvCache, CppApiAndRepeatedCalls) {
 }
 
 TEST(ScatterPaKvCache, HandwrittenTwinMatches) {
-  for (bool nz : {false, true}) {
-    Case c = nz ? nzCase(DataType::BFloat16, DataType::Int64, 40, 4, 64, 32, 8, 8, {}, 62)
-                : ndCase(DataType::BFloat16, DataType::Int64, 40, 4, 64, 32, 8, 8, {}, 62);
+  // Decode-sized ND and PA_NZ calls, and a prefill-sized PA_NZ call (the
+  // twin sorts its scattered tokens there, as the kernel).
+  for (int which = 0; which < 3; ++which) {
+    Case c = which == 0 ? ndCase(DataType::BFloat16, DataType::Int64, 40, 4, 64, 32, 8, 8, {}, 62)
+             : which == 1
+                 ? nzCase(DataType::BFloat16, DataType::Int64, 40, 4, 64, 32, 8, 8, {}, 62)
+                 : nzCase(DataType::Float16, DataType::Int32, 700, 8, 128, 64, 24, 32,
+                          largeNzSlots(), 63);
     Tensor kcTwin(*c.keyCache), vcTwin(*c.valueCache);
     ASSERT_TRUE(ops::scatterPaKvCacheHandwritten(c.args(&kcTwin, &vcTwin, nullptr, nullptr)));
     c.expectMatchesReference();
