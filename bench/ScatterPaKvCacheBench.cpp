@@ -47,6 +47,8 @@ struct Problem {
   DataType dtype = DataType::Float16;
   std::vector<unsigned char> key, value, keyCache, valueCache;
   std::vector<int32_t> slots;
+  /// (position, token) of each block's tokens, sorted (sameWritesSeconds).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> buckets;
   TensorView views[5];
   aclnn::ScatterPaKvCacheArgs args;
 
@@ -76,6 +78,13 @@ struct Problem {
       std::shuffle(all.begin(), all.end(), std::mt19937(4));
       slots.assign(all.begin(), all.begin() + tokens);
     }
+    buckets.resize(static_cast<size_t>(blocks));
+    for (int64_t i = 0; i < tokens; ++i) {
+      const int64_t s = slots[static_cast<size_t>(i)];
+      buckets[static_cast<size_t>(s / bs)].push_back({s % bs, i});
+    }
+    for (auto &b : buckets)
+      std::sort(b.begin(), b.end());
     const runtime::Format f =
         nz ? runtime::Format::FractalNZ : runtime::Format::ND;
     std::vector<int64_t> cacheShape =
@@ -110,15 +119,6 @@ struct Problem {
   /// ownership and written back per 32 bytes moved).
   double sameWritesSeconds(int threads) {
     const int64_t size = runtime::elementSize(dtype), row = heads * d * size;
-    if (buckets.empty()) {
-      buckets.resize(static_cast<size_t>(blocks));
-      for (int64_t i = 0; i < tokens; ++i) {
-        const int64_t s = slots[static_cast<size_t>(i)];
-        buckets[static_cast<size_t>(s / bs)].push_back({s % bs, i});
-      }
-      for (auto &b : buckets)
-        std::sort(b.begin(), b.end());
-    }
     const int64_t strips = row / 32;
     return seconds([&] {
 #pragma omp parallel num_threads(threads)
@@ -159,9 +159,6 @@ struct Problem {
     });
   }
 
-private:
-  /// (position, token) of each block's tokens, sorted.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> buckets;
 };
 
 /// Times the generated kernel (phase 2 of a call prepared once: the
