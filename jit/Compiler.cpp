@@ -451,6 +451,7 @@ Compiler::makeKey(const KernelSource &source, const std::string &kernel,
   f.level = impl_->target.levelName;
   f.cpu = impl_->target.info.cpu;
   f.features = impl_->target.info.features;
+  f.l1dBytes = impl_->target.info.l1dBytes;
   // The release and the compiler's fingerprint: a rebuilt compiler never
   // serves a kernel compiled by another build of itself from the disk cache.
   f.tilejitVersion = TILEJIT_VERSION "+" TILEJIT_COMPILER_FINGERPRINT;

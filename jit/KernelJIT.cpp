@@ -52,6 +52,17 @@ void initializeLLVM() {
   });
 }
 
+/// The host's L1 data cache per core, in bytes (0 where the C library does
+/// not know it).
+unsigned hostL1dBytes() {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  long n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  return n > 0 ? static_cast<unsigned>(n) : 0;
+#else
+  return 0;
+#endif
+}
+
 bool hostHas(const llvm::StringMap<bool> &f,
              std::initializer_list<const char *> names) {
   for (const char *n : names) {
@@ -137,6 +148,20 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
     t.info.features = "+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt,+lzcnt,+movbe,"
                       "-avx512f,-avx512bw,-avx512vl,-avx512dq,-avx512cd";
     t.info.vectorBits = 256;
+  }
+  // Code that runs here is tuned to this host's L1; code only emitted (for
+  // a target this host cannot run) assumes nothing of it. TILEJIT_L1D_BYTES
+  // overrides either (0: assume nothing).
+  if (const char *l1 = std::getenv("TILEJIT_L1D_BYTES")) {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(l1, &end, 10);
+    if (*l1 == '\0' || *end != '\0' || n > (1ul << 30))
+      return llvm::createStringError(
+          std::string("TILEJIT_L1D_BYTES must be a byte count, not '") + l1 +
+          "'");
+    t.info.l1dBytes = static_cast<unsigned>(n);
+  } else if (runnable) {
+    t.info.l1dBytes = hostL1dBytes();
   }
   return t;
 }

@@ -42,6 +42,7 @@ TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
   field("level", f_.level);
   field("cpu", f_.cpu);
   field("features", f_.features);
+  field("l1d", std::to_string(f_.l1dBytes));
   field("tilejit", f_.tilejitVersion);
   field("llvm", f_.llvmVersion);
   field("opt", std::to_string(f_.optLevel));

@@ -29,6 +29,7 @@ public:
     std::string level;    ///< "avx2" or "avx512"
     std::string cpu;      ///< CPU name given to LLVM
     std::string features; ///< feature string given to LLVM
+    uint64_t l1dBytes = 0; ///< the L1 data cache codegen assumed (0: unknown)
     std::string tilejitVersion;
     std::string llvmVersion;
     unsigned optLevel = 3;

@@ -34,6 +34,9 @@ struct TargetInfo {
   std::string triple, cpu, features; ///< as given to the TargetMachine
   unsigned vectorBits = 256;         ///< 512 for AVX-512, 256 for AVX2
   bool hasF16C = true, hasFMA = true;
+  /// The L1 data cache of one core in bytes (0: unknown). A prefetched
+  /// region of half of it or more is requested into L2 only (CodeGenPrefetch).
+  unsigned l1dBytes = 0;
   unsigned f32Lanes() const { return vectorBits / 32; }
 };
 

@@ -130,6 +130,7 @@ public:
     llvm::Value *row = nullptr, *rowAt = nullptr, *col = nullptr; ///< i64 slots
     int64_t rows = 1, rowBytes = 0, linesPerRow = 0;
     int64_t per = 0; ///< lines per iteration while an op spreads them
+    int locality = 3; ///< llvm.prefetch locality: 3 every level, 2 L2 on
     /// A one-row region spread in whole groups: the loop requests lines
     /// below `groupEnd` bytes (all inside the row, so not clamped) and the
     /// rest, clamped, after the op.

@@ -10,7 +10,8 @@
 /// the row whatever its alignment (linesPerRow = rowBytes / 64 + 1); lines
 /// 0 .. linesPerRow - 2 lie wholly inside the row and need no clamp. A region
 /// not wholly inside the tensor, or whose rows are not contiguous, requests
-/// nothing (its row count is 0 at run time).
+/// nothing (its row count is 0 at run time). A region of half the target's
+/// L1 data cache or more is requested into L2 and below only.
 ///
 /// Without `spread` the lines are requested at once. With it they wait, in
 /// order, for the `mma` and `fused` ops of the same block whose loops are
@@ -62,6 +63,14 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
   p.rowBytes = rowElems * eb;
   p.linesPerRow = p.rowBytes / 64 + 1;
   p.limit = b_.CreateSelect(ok, i64(p.rows), i64(0));
+  // A region of half the L1 or more cannot sit in it beside the data the
+  // code is working on: it is requested into L2 (prefetcht1), from where
+  // the loads that come for it later are short. Decode attention's next-step
+  // shares (16 KiB each) on a 32 KiB L1 (Zen 4): 1.3-1.6x faster than
+  // requesting them into L1, which evicted the tile being read; on a 48 KiB
+  // L1 (Zen 5) they stay in L1, where they measured faster (docs/ops.md).
+  if (target_.l1dBytes != 0 && 2 * p.rows * p.rowBytes >= target_.l1dBytes)
+    p.locality = 2;
   p.row = allocaEntry(b_.getInt64Ty(), 1);
   p.rowAt = allocaEntry(b_.getInt64Ty(), 1);
   p.col = allocaEntry(b_.getInt64Ty(), 1);
@@ -77,10 +86,10 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
 }
 
 void CodeGen::requestLine(llvm::Value *at) {
-  // Read, keep in every cache level, data.
+  // Read, data; kept in every cache level or from L2 on (locality 3 or 2).
   b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
                      {b_.CreateGEP(b_.getInt8Ty(), prefetch_->base, at), b_.getInt32(0),
-                      b_.getInt32(3), b_.getInt32(1)});
+                      b_.getInt32(prefetch_->locality), b_.getInt32(1)});
 }
 
 void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {

@@ -21,6 +21,7 @@ TilingKey::Fields baseFields() {
   f.level = "avx512";
   f.cpu = "znver4";
   f.features = "+avx512f";
+  f.l1dBytes = 32768;
   f.tilejitVersion = "0.1.0";
   f.llvmVersion = "19.1.7";
   f.optLevel = 3;
@@ -57,6 +58,7 @@ TEST(TilingKey, EveryFieldChangesTheKey) {
       [](auto &f) { f.level = "avx2"; },
       [](auto &f) { f.cpu = "haswell"; },
       [](auto &f) { f.features = "+avx2"; },
+      [](auto &f) { f.l1dBytes = 49152; },
       [](auto &f) { f.tilejitVersion = "0.1.1"; },
       [](auto &f) { f.llvmVersion = "19.1.8"; },
       [](auto &f) { f.optLevel = 2; },
