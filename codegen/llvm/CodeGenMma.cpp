@@ -97,10 +97,33 @@ void CodeGen::emitMma(const ir::Op &op) {
       }
     });
   };
+  // v: n = lanes / blk vectors of n blocks of blk lanes, transposed as an
+  // n x n matrix of blocks (v[j] then holds block j of every input, in
+  // order) by a butterfly of shuffles: at width w, vectors i and i|w swap
+  // their off-diagonal w x w sub-matrices.
+  auto transposeBlocks = [&](std::vector<llvm::Value *> &v, unsigned blk) {
+    const unsigned n = static_cast<unsigned>(v.size());
+    for (unsigned w = n / 2; w >= 1; w /= 2) {
+      std::vector<int> lo(L), hi(L);
+      for (unsigned c = 0; c < L; ++c) {
+        bool upper = ((c / blk) & w) != 0;
+        lo[c] = static_cast<int>(upper ? L + c - w * blk : c);
+        hi[c] = static_cast<int>(upper ? L + c : c + w * blk);
+      }
+      for (unsigned i = 0; i < n; ++i) {
+        if (i & w)
+          continue;
+        llvm::Value *x0 = b.CreateShuffleVector(v[i], v[i | w], lo);
+        llvm::Value *x1 = b.CreateShuffleVector(v[i], v[i | w], hi);
+        v[i] = x0;
+        v[i | w] = x1;
+      }
+    }
+  };
   // Transposes a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
   // contiguous f32 [cols, rows] at `dst`: lanes x lanes blocks go through
-  // registers (a butterfly of shuffles: at width w, rows i and i|w swap
-  // their off-diagonal w x w sub-blocks), the ragged edges element by element.
+  // registers (transposeBlocks with blocks of one lane), the ragged edges
+  // element by element.
   auto transposeInto = [&](ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
                            int64_t rows, int64_t cols) {
     int64_t rFull = rows / L * L, cFull = cols / L * L;
@@ -111,23 +134,7 @@ void CodeGen::emitMma(const ir::Op &op) {
           for (unsigned i = 0; i < L; ++i)
             v[i] = loadF32(kind, src, b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), ld), c0),
                            nullptr);
-          for (unsigned w = L / 2; w >= 1; w /= 2) {
-            std::vector<int> lo(L), hi(L);
-            for (unsigned c = 0; c < L; ++c) {
-              lo[c] = (c & w) ? static_cast<int>(L + c - w) : static_cast<int>(c);
-              hi[c] = (c & w) ? static_cast<int>(L + c) : static_cast<int>(c + w);
-            }
-            for (unsigned i = 0; i < L; ++i) {
-              if (i & w)
-                continue;
-              llvm::Value *a2 = b.CreateShuffleVector(v[i], v[i | w], lo);
-              llvm::Value *b2 = b.CreateShuffleVector(v[i], v[i | w], hi);
-              v[i] = a2;
-              v[i | w] = b2;
-            }
-            if (w == 1)
-              break;
-          }
+          transposeBlocks(v, 1);
           for (unsigned i = 0; i < L; ++i) {
             llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(c0, i64(i)), i64(rows)), r0);
             storeElems(ScalarKind::F32, v[i], b.CreateGEP(f32, dst, idx), L, nullptr);
@@ -276,22 +283,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       std::vector<llvm::Value *> X(static_cast<size_t>(M));
       for (int64_t p = 0; p < M; ++p)
         X[p] = laneSums(passAccs(b.CreateAdd(n0, i64(p * R)), R));
-      for (int64_t w = M / 2; w >= 1; w /= 2) {
-        std::vector<int> lo(L), hi(L);
-        for (unsigned c = 0; c < L; ++c) {
-          bool upper = ((c / R) & w) != 0;
-          lo[c] = static_cast<int>(upper ? L + c - w * R : c);
-          hi[c] = static_cast<int>(upper ? L + c : c + w * R);
-        }
-        for (int64_t i = 0; i < M; ++i) {
-          if (i & w)
-            continue;
-          llvm::Value *x0 = b.CreateShuffleVector(X[i], X[i | w], lo);
-          llvm::Value *x1 = b.CreateShuffleVector(X[i], X[i | w], hi);
-          X[i] = x0;
-          X[i | w] = x1;
-        }
-      }
+      transposeBlocks(X, R);
       for (int64_t m = 0; m < M; ++m) {
         llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
         storeElems(ScalarKind::F32,
