@@ -439,6 +439,7 @@ const std::string &Compiler::targetName() const {
   return impl_->target.levelName;
 }
 unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
+bool Compiler::hasBf16Dot() const { return impl_->target.info.hasBf16Dot; }
 
 llvm::Expected<TilingKey>
 Compiler::makeKey(const KernelSource &source, const std::string &kernel,

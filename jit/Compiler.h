@@ -202,6 +202,9 @@ public:
   /// vector width in f32 lanes (16 for AVX-512, 8 for AVX2).
   const std::string &targetName() const;
   unsigned vectorLanes() const;
+  /// Whether the target sums bf16 products in pairs (AVX512-BF16), which
+  /// the mma dot form then uses for bf16 x bf16.
+  bool hasBf16Dot() const;
 
   ~Compiler();
 

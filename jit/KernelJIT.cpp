@@ -142,6 +142,7 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
     }
     t.info.features = features;
     t.info.vectorBits = 512;
+    t.info.hasBf16Dot = hostHas(f, {"avx512bf16"});
   } else {
     t.levelName = "avx2";
     t.info.cpu = "haswell";

@@ -34,6 +34,8 @@ struct TargetInfo {
   std::string triple, cpu, features; ///< as given to the TargetMachine
   unsigned vectorBits = 256;         ///< 512 for AVX-512, 256 for AVX2
   bool hasF16C = true, hasFMA = true;
+  /// AVX512-BF16: `vdpbf16ps`, pairs of bf16 products summed into f32 lanes.
+  bool hasBf16Dot = false;
   /// The L1 data cache of one core in bytes (0: unknown). A prefetched
   /// region of half of it or more is requested into L2 only (CodeGenPrefetch).
   unsigned l1dBytes = 0;

@@ -25,15 +25,19 @@
 ///   reduced across lanes together by a halving tree of two-source shuffles
 ///   (one vector of lanes results per row of a) and added to acc. No
 ///   transposition and no packing of b. Where M x R accumulators fill the
-///   lanes (M = 2, 4, 8 on AVX-512; 2, 4, 8 with fewer rows on AVX2) the
-///   tree runs on each pass's accumulators in registers and a block
-///   transpose sorts the sums into rows; otherwise they go through a
-///   buffer, lanes rows at a time.
+///   lanes (M = 2, 4, 8 on AVX-512; 2, 4 on AVX2) the tree runs on each
+///   pass's accumulators in registers and a block transpose sorts the sums
+///   into rows; otherwise they go through a buffer, lanes rows at a time.
+/// - bf16 x bf16 with few rows on AVX512-BF16: both forms sum pairs of
+///   products with `vdpbf16ps`, no conversion: the dot form two k per lane
+///   and step, the broadcast form k and k + 1 at once, b's two rows
+///   interleaved (vpunpck{l,h}wd) and its accumulators kept in that order.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 
 namespace tilejit::codegen {
 
@@ -158,9 +162,22 @@ void CodeGen::emitMma(const ir::Op &op) {
     scalarPart(rFull, rows, 0, cols);  // bottom rows
   };
 
+  bool few = mmaTakesFewRows(op);
+  // Dot form with bf16 on both sides on AVX512-BF16: a and b stay bf16 and
+  // `vdpbf16ps` sums pairs of products into each lane (exact products,
+  // f32 sums; bf16 subnormals read as zero), half the instructions of the
+  // f32 FMAs and no conversion.
+  const bool bf16Dot = tb && few && !ta && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 &&
+                       L == 16 && target_.hasBf16Dot;
+  // Broadcast form likewise (P x V in decode attention): pairs of a's
+  // columns (k, k + 1) times b's rows k and k + 1, interleaved in 32-bit
+  // lanes; the accumulators hold each 32 columns in the interleave's order.
+  const bool bf16Pairs = !tb && few && !ta && ka == ScalarKind::BF16 &&
+                         kb == ScalarKind::BF16 && L == 16 && target_.hasBf16Dot &&
+                         K % 2 == 0 && N % (2 * L) == 0;
   // A as f32 [M, K], rows lda apart; packed when needed.
   llvm::Value *A = fa.base, *lda = fa.strides[0];
-  if (ka != ScalarKind::F32 || ta) {
+  if (!bf16Dot && !bf16Pairs && (ka != ScalarKind::F32 || ta)) {
     llvm::Value *packed = allocaEntry(f32, M * K);
     if (ta)
       transposeInto(ka, A, lda, packed, K, M); // a is [K, M]
@@ -169,7 +186,6 @@ void CodeGen::emitMma(const ir::Op &op) {
     A = packed;
     lda = i64(K);
   }
-  bool few = mmaTakesFewRows(op);
 
   llvm::Value *B = fb.base, *ldb = fb.strides[0];
 
@@ -190,8 +206,16 @@ void CodeGen::emitMma(const ir::Op &op) {
     unsigned budget = L >= 16 ? 16 : 8, cap = L >= 16 ? 8 : 4, R = 1;
     while (R * 2 <= cap && R * 2 * M <= budget)
       R *= 2;
-    int64_t kFull = K / L * L;
-    llvm::Value *kMask = K % L ? prefixMask(static_cast<unsigned>(K % L), L) : nullptr;
+    // K elements a step: a vector of them, or two per lane for bf16Dot.
+    const unsigned kStep = bf16Dot ? 2 * L : L;
+    int64_t kFull = K / kStep * kStep;
+    llvm::Value *kMask =
+        K % kStep ? prefixMask(static_cast<unsigned>(K % kStep), kStep) : nullptr;
+    llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+    auto loadPairs = [&](llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+      return b.CreateBitCast(
+          loadElems(ScalarKind::BF16, elemPtr(ScalarKind::BF16, base, idx), 2 * L, mask), vbf);
+    };
     // Per-lane partial dot products of the group's rows: S[m][r][lane].
     llvm::Value *S = allocaEntry(f32, M * L * L);
     llvm::Value *zero = llvm::Constant::getNullValue(vf);
@@ -202,6 +226,18 @@ void CodeGen::emitMma(const ir::Op &op) {
         bptr[r] = b.CreateMul(b.CreateAdd(row, i64(r)), ldb);
       auto step = [&](llvm::Value *k, const std::vector<llvm::Value *> &cur, llvm::Value *mask) {
         std::vector<llvm::Value *> bvec(rr), next(cur.size());
+        if (bf16Dot) {
+          for (unsigned r = 0; r < rr; ++r)
+            bvec[r] = loadPairs(B, b.CreateAdd(bptr[r], k), mask);
+          for (int64_t m = 0; m < M; ++m) {
+            llvm::Value *av = loadPairs(A, b.CreateAdd(b.CreateMul(i64(m), lda), k), mask);
+            for (unsigned r = 0; r < rr; ++r)
+              next[m * rr + r] =
+                  b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+                                    {cur[m * rr + r], av, bvec[r]});
+          }
+          return next;
+        }
         for (unsigned r = 0; r < rr; ++r)
           bvec[r] = loadF32(kb, B, b.CreateAdd(bptr[r], k), mask);
 
@@ -216,7 +252,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       };
       std::vector<llvm::Value *> accs(M * rr, zero);
       if (kFull > 0)
-        accs = carriedLoop(i64(0), i64(kFull), L, accs,
+        accs = carriedLoop(i64(0), i64(kFull), kStep, accs,
                            [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
                              return step(k, cur, nullptr);
                            });
@@ -292,7 +328,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       }
     };
     int64_t nFull = N / L * L, nTail = N - nFull;
-    beginSpread(((nFull / L) * (L / R) + nTail / R + nTail % R) * (kFull / L));
+    beginSpread(((nFull / L) * (L / R) + nTail / R + nTail % R) * (kFull / kStep));
     if (nFull > 0 && M * R == L)
       emitLoop(i64(0), i64(nFull), L, groupInRegisters);
     else if (nFull > 0)
@@ -331,9 +367,87 @@ void CodeGen::emitMma(const ir::Op &op) {
     int64_t blocks = (vecs + most - 1) / most;
     blk = Blocking{static_cast<unsigned>(M), static_cast<unsigned>((vecs + blocks - 1) / blocks)};
   }
+  if (bf16Pairs && blk.nVecs % 2)
+    ++blk.nVecs; // whole 32-column blocks (N is a multiple of 32)
   int64_t NR = blk.nVecs * L;
+  // bf16Pairs: columns [32j, 32j + 32) of a row pair as two vectors of
+  // pairs, `lo` holding columns 8c + i and `hi` 8c + 4 + i in lane 4c + i
+  // (vpunpcklwd / vpunpckhwd within each 128-bit lane); the accumulators
+  // take the same order on entry and leave it on exit.
+  std::vector<int> toLo(L), toHi(L), fromLo(L), fromHi(L), unpLo(2 * L), unpHi(2 * L);
+  for (unsigned c = 0; bf16Pairs && c < 4; ++c)
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned lane = 4 * c + i, col = 8 * c + i; // of the 32 columns
+      toLo[lane] = static_cast<int>(col < 16 ? col : col - 16 + L);
+      toHi[lane] = toLo[lane] + 4;
+      unpLo[8 * c + 2 * i] = static_cast<int>(8 * c + i);
+      unpLo[8 * c + 2 * i + 1] = static_cast<int>(2 * L + 8 * c + i);
+      unpHi[8 * c + 2 * i] = static_cast<int>(8 * c + 4 + i);
+      unpHi[8 * c + 2 * i + 1] = static_cast<int>(2 * L + 8 * c + 4 + i);
+    }
+  // The inverse: column o of the first (fromLo, o < 16) or second (fromHi)
+  // natural vector, from lo or hi.
+  for (unsigned o = 0; bf16Pairs && o < 2 * L; ++o) {
+    unsigned c = o / 8, i = o % 8, lane = 4 * c + (i % 4);
+    int src = static_cast<int>(i < 4 ? lane : L + lane); // lo or hi
+    (o < L ? fromLo[o] : fromHi[o - L]) = src;
+  }
+  auto microPairs = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
+    unsigned nv = static_cast<unsigned>(cols / L);
+    std::vector<llvm::Value *> cptr(mr * nv), init(mr * nv);
+    for (unsigned m = 0; m < mr; ++m)
+      for (unsigned v = 0; v < nv; v += 2) {
+        for (unsigned u = 0; u < 2; ++u) {
+          llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), i64(N)),
+                                         b.CreateAdd(n0, i64((v + u) * L)));
+          cptr[m * nv + v + u] = b.CreateGEP(f32, C, idx);
+        }
+        llvm::Value *c0 = loadElems(ScalarKind::F32, cptr[m * nv + v], L, nullptr);
+        llvm::Value *c1 = loadElems(ScalarKind::F32, cptr[m * nv + v + 1], L, nullptr);
+        init[m * nv + v] = b.CreateShuffleVector(c0, c1, toLo);
+        init[m * nv + v + 1] = b.CreateShuffleVector(c0, c1, toHi);
+      }
+    llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+    std::vector<llvm::Value *> out = carriedLoop(
+        i64(0), i64(K), 2, init, [&](llvm::Value *k, const std::vector<llvm::Value *> &accs) {
+          std::vector<llvm::Value *> pairs(nv);
+          llvm::Value *r0 = b.CreateMul(k, ldb), *r1 = b.CreateAdd(r0, ldb);
+          for (unsigned v = 0; v < nv; v += 2) {
+            llvm::Value *col = b.CreateAdd(n0, i64(v * L));
+            llvm::Value *x0 = loadElems(ScalarKind::BF16,
+                                        elemPtr(ScalarKind::BF16, B, b.CreateAdd(r0, col)),
+                                        2 * L, nullptr);
+            llvm::Value *x1 = loadElems(ScalarKind::BF16,
+                                        elemPtr(ScalarKind::BF16, B, b.CreateAdd(r1, col)),
+                                        2 * L, nullptr);
+            pairs[v] = b.CreateBitCast(b.CreateShuffleVector(x0, x1, unpLo), vbf);
+            pairs[v + 1] = b.CreateBitCast(b.CreateShuffleVector(x0, x1, unpHi), vbf);
+          }
+          std::vector<llvm::Value *> next(mr * nv);
+          for (unsigned m = 0; m < mr; ++m) {
+            llvm::Value *aidx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), lda), k);
+            llvm::Value *ap = b.CreateLoad(
+                b.getInt32Ty(), elemPtr(ScalarKind::BF16, A, aidx)); // a[m, k], a[m, k + 1]
+            llvm::Value *as = b.CreateBitCast(b.CreateVectorSplat(L, ap), vbf);
+            for (unsigned v = 0; v < nv; ++v)
+              next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
+                                                   {}, {accs[m * nv + v], as, pairs[v]});
+          }
+          return next;
+        });
+    for (unsigned m = 0; m < mr; ++m)
+      for (unsigned v = 0; v < nv; v += 2) {
+        llvm::Value *lo = out[m * nv + v], *hi = out[m * nv + v + 1];
+        storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromLo), cptr[m * nv + v], L,
+                   nullptr);
+        storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromHi),
+                   cptr[m * nv + v + 1], L, nullptr);
+      }
+  };
   // One micro-kernel instance: rows [m0, m0+mr), columns [n0, n0+cols).
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
+    if (bf16Pairs)
+      return microPairs(m0, mr, n0, cols);
     unsigned nv = static_cast<unsigned>((cols + L - 1) / L);
     std::vector<llvm::Value *> masks(nv, nullptr);
     if (cols % L)
@@ -370,7 +484,8 @@ void CodeGen::emitMma(const ir::Op &op) {
   };
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
-  beginSpread((nFull / NR + (nFull < N)) * (mFull / blk.mr + (mTail > 0)) * K);
+  beginSpread((nFull / NR + (nFull < N)) * (mFull / blk.mr + (mTail > 0)) *
+              (bf16Pairs ? K / 2 : K));
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {
     if (mFull > 0)
       emitLoop(i64(0), i64(mFull), blk.mr,

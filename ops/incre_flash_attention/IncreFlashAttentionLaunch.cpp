@@ -228,6 +228,11 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"MASK", g.mask ? "true" : "false"},
                          {"PSE", g.pse ? "true" : "false"},
                          {"QUANTKV", g.quantKv ? "true" : "false"}};
+  // bf16 query and keys on AVX512-BF16: the scores are dots of the stored
+  // query and key rows (pairs of bf16 products per lane), scaled after.
+  if (q.dtype == DataType::BFloat16 && g.kvDtype == DataType::BFloat16 &&
+      jit::Compiler::instance().hasBf16Dot())
+    sp.push_back({"BFDOT", "true"});
   if (g.mask)
     sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
   // ifa_rows requests a split's first step (BKV rows of NKV * D elements)

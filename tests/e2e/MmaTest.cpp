@@ -7,7 +7,8 @@
 // tensor with many rows, through its row copy with few) or from a local
 // buffer. Operands are small integers, so every product and sum is
 // exact in f32 whatever the summation order: the results must match a plain
-// loop bit for bit, on both vector widths.
+// loop bit for bit, on both vector widths (and, for bf16 with few rows on an
+// AVX512-BF16 host, in the `vdpbf16ps` forms).
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
@@ -83,8 +84,10 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
   struct Shape {
     int64_t m, n, k;
   };
-  const Shape shapes[] = {{1, 16, 16}, {3, 37, 40}, {4, 64, 128}, {8, 20, 7},
-                          {9, 33, 19}, {16, 48, 64}};
+  // {2, 96, 10} and {8, 32, 6}: whole 32-column blocks and even K, as the
+  // bf16 pair form (AVX512-BF16) takes them, with 6 and 2 vectors a block.
+  const Shape shapes[] = {{1, 16, 16}, {3, 37, 40}, {4, 64, 128}, {8, 20, 7}, {2, 96, 10},
+                          {8, 32, 6},  {9, 33, 19}, {16, 48, 64}};
   for (jit::TargetLevel level : levels())
     for (const char *type : {"f32", "f16", "bf16", "i8"})
       for (bool tb : {true, false})
