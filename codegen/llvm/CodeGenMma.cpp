@@ -426,8 +426,9 @@ void CodeGen::emitMma(const ir::Op &op) {
           std::vector<llvm::Value *> next(mr * nv);
           for (unsigned m = 0; m < mr; ++m) {
             llvm::Value *aidx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), lda), k);
-            llvm::Value *ap = b.CreateLoad(
-                b.getInt32Ty(), elemPtr(ScalarKind::BF16, A, aidx)); // a[m, k], a[m, k + 1]
+            // a[m, k] and a[m, k + 1]: two bf16, aligned as bf16.
+            llvm::Value *ap = b.CreateAlignedLoad(
+                b.getInt32Ty(), elemPtr(ScalarKind::BF16, A, aidx), llvm::Align(2));
             llvm::Value *as = b.CreateBitCast(b.CreateVectorSplat(L, ap), vbf);
             for (unsigned v = 0; v < nv; ++v)
               next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
