@@ -440,6 +440,7 @@ const std::string &Compiler::targetName() const {
 }
 unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
 bool Compiler::hasBf16Dot() const { return impl_->target.info.hasBf16Dot; }
+unsigned Compiler::l1dBytes() const { return impl_->target.info.l1dBytes; }
 
 llvm::Expected<TilingKey>
 Compiler::makeKey(const KernelSource &source, const std::string &kernel,

@@ -203,8 +203,11 @@ public:
   const std::string &targetName() const;
   unsigned vectorLanes() const;
   /// Whether the target sums bf16 products in pairs (AVX512-BF16), which
-  /// the mma dot form then uses for bf16 x bf16.
+  /// the few-rows mma forms then use for bf16 x bf16.
   bool hasBf16Dot() const;
+  /// The L1 data cache code generation assumes (the host's, or
+  /// TILEJIT_L1D_BYTES; 0: unknown).
+  unsigned l1dBytes() const;
 
   ~Compiler();
 

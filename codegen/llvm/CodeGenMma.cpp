@@ -370,27 +370,23 @@ void CodeGen::emitMma(const ir::Op &op) {
   if (bf16Pairs && blk.nVecs % 2)
     ++blk.nVecs; // whole 32-column blocks (N is a multiple of 32)
   int64_t NR = blk.nVecs * L;
-  // bf16Pairs: columns [32j, 32j + 32) of a row pair as two vectors of
-  // pairs, `lo` holding columns 8c + i and `hi` 8c + 4 + i in lane 4c + i
-  // (vpunpcklwd / vpunpckhwd within each 128-bit lane); the accumulators
-  // take the same order on entry and leave it on exit.
-  std::vector<int> toLo(L), toHi(L), fromLo(L), fromHi(L), unpLo(2 * L), unpHi(2 * L);
-  for (unsigned c = 0; bf16Pairs && c < 4; ++c)
-    for (unsigned i = 0; i < 4; ++i) {
-      unsigned lane = 4 * c + i, col = 8 * c + i; // of the 32 columns
-      toLo[lane] = static_cast<int>(col < 16 ? col : col - 16 + L);
-      toHi[lane] = toLo[lane] + 4;
-      unpLo[8 * c + 2 * i] = static_cast<int>(8 * c + i);
-      unpLo[8 * c + 2 * i + 1] = static_cast<int>(2 * L + 8 * c + i);
-      unpHi[8 * c + 2 * i] = static_cast<int>(8 * c + 4 + i);
-      unpHi[8 * c + 2 * i + 1] = static_cast<int>(2 * L + 8 * c + 4 + i);
-    }
-  // The inverse: column o of the first (fromLo, o < 16) or second (fromHi)
-  // natural vector, from lo or hi.
-  for (unsigned o = 0; bf16Pairs && o < 2 * L; ++o) {
-    unsigned c = o / 8, i = o % 8, lane = 4 * c + (i % 4);
-    int src = static_cast<int>(i < 4 ? lane : L + lane); // lo or hi
-    (o < L ? fromLo[o] : fromHi[o - L]) = src;
+  // bf16Pairs (L = 16): columns [32j, 32j + 32) of a row pair as two
+  // vectors of pairs, `lo` holding column 8c + i and `hi` column 8c + 4 + i
+  // in lane 4c + i (vpunpcklwd / vpunpckhwd within each 128-bit lane); the
+  // accumulators take that order on entry (toLo, toHi: from the two natural
+  // vectors of the 32 columns) and leave it on exit (fromLo, fromHi: the
+  // natural vectors from lo and hi).
+  std::vector<int> toLo, toHi, fromLo, fromHi, unpLo, unpHi;
+  if (bf16Pairs) {
+    for (int c = 0; c < 4; ++c)
+      for (int i = 0; i < 4; ++i) {
+        toLo.push_back(8 * c + i);
+        toHi.push_back(8 * c + 4 + i);
+        unpLo.insert(unpLo.end(), {8 * c + i, 32 + 8 * c + i});
+        unpHi.insert(unpHi.end(), {8 * c + 4 + i, 32 + 8 * c + 4 + i});
+      }
+    for (int o = 0; o < 32; ++o)
+      (o < 16 ? fromLo : fromHi).push_back((o % 8 < 4 ? 0 : 16) + 4 * (o / 8) + o % 4);
   }
   auto microPairs = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
     unsigned nv = static_cast<unsigned>(cols / L);

@@ -52,10 +52,16 @@ inline void streamStrip(char *dst, const char *src) {
 }
 
 /// Requests the cache lines of the `n` bytes at `p` (a line every 64 bytes
-/// from `p`), into every cache level.
-inline void prefetchLines(const void *p, int64_t n) {
+/// from `p`), into every cache level, or with `toL2` into L2 and below.
+inline void prefetchLines(const void *p, int64_t n, bool toL2 = false) {
+  const char *c = static_cast<const char *>(p);
+  if (toL2) {
+    for (int64_t o = 0; o < n; o += 64)
+      _mm_prefetch(c + o, _MM_HINT_T1);
+    return;
+  }
   for (int64_t o = 0; o < n; o += 64)
-    _mm_prefetch(static_cast<const char *>(p) + o, _MM_HINT_T0);
+    _mm_prefetch(c + o, _MM_HINT_T0);
 }
 
 } // namespace tilejit::ops

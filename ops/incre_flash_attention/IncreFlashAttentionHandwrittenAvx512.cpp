@@ -11,6 +11,7 @@
 // tile's value rows stream by. The splits are merged by the caller.
 //
 //===----------------------------------------------------------------------===//
+#include "jit/Compiler.h"
 #include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
 
@@ -21,8 +22,6 @@
 #include <cstring>
 #include <limits>
 #include <vector>
-
-#include <unistd.h>
 
 namespace tilejit::ops::ifa {
 
@@ -59,23 +58,14 @@ inline __m512 exp16(__m512 x) {
 
 namespace {
 
-/// Whether the next tile's rows are requested into L2 only: as the
-/// generated kernel does (CodeGenPrefetch.cpp), when what a tile requests
-/// (its K and V rows) is half the host's L1 data cache or more: on a 32 KiB
-/// L1 (Zen 4) the twin ran 1.2-1.5x faster so; on a 48 KiB L1 the rows stay
-/// below half and go to L1.
+/// Whether the next tile's rows are requested into L2 only: by the generated
+/// kernel's rule (CodeGenPrefetch.cpp), when what a tile requests (its K and
+/// V rows) is half the L1 data cache or more: on a 32 KiB L1 (Zen 4) the
+/// twin ran 1.2-1.5x faster so; on a 48 KiB L1 the rows stay below half and
+/// go to L1.
 bool aheadToL2(int64_t d) {
-  static const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  static const int64_t l1 = jit::Compiler::instance().l1dBytes();
   return l1 > 0 && 2 * (2 * kTile * d * 2) >= l1;
-}
-
-void requestRow(const uint16_t *row, int64_t bytes, bool toL2) {
-  if (!toL2) {
-    prefetchLines(row, bytes);
-    return;
-  }
-  for (int64_t o = 0; o < bytes; o += 64)
-    _mm_prefetch(reinterpret_cast<const char *>(row) + o, _MM_HINT_T1);
 }
 
 /// One tile of n window rows from j0 of (batch b, KV head hk) into the
@@ -91,7 +81,7 @@ void tileAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t j0, int64_t n,
   float alpha[64];
   for (int64_t t = 0; t < n; ++t) {
     if (t < ahead)
-      requestRow(twinRow(a, a.k, a.kStride, b, hk, j0 + kTile + t), d * 2, toL2);
+      prefetchLines(twinRow(a, a.k, a.kStride, b, hk, j0 + kTile + t), d * 2, toL2);
     const uint16_t *kr = twinRow(a, a.k, a.kStride, b, hk, j0 + t);
     for (int64_t i0 = 0; i0 < g; i0 += 8) {
       const int64_t gi = std::min<int64_t>(8, g - i0);
@@ -136,7 +126,7 @@ void tileAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t j0, int64_t n,
                                   _mm512_set1_ps(alpha[i0 + i]));
       for (int64_t t = 0; t < n; ++t) {
         if (i0 == 0 && c0d == 0 && t < ahead)
-          requestRow(twinRow(a, a.v, a.vStride, b, hk, j0 + kTile + t), d * 2, toL2);
+          prefetchLines(twinRow(a, a.v, a.vStride, b, hk, j0 + kTile + t), d * 2, toL2);
         const uint16_t *vr = twinRow(a, a.v, a.vStride, b, hk, j0 + t) + c0d;
         __m512 vv[4];
         for (int64_t u = 0; u < w; ++u)
