@@ -14,11 +14,15 @@
 // alternating runs. Each generated run includes phase 1 (validation, kernel
 // lookup, argument packing). `BM_IfaReadPattern` reads the BSH cache with no
 // arithmetic in the kernel's order and others: the machine's limit for that
-// access pattern, against the same sequential read.
+// access pattern, against the same sequential read; its memory-order read
+// with and without the kernel's prefetch of the next share shows what the
+// software prefetches themselves cost (each holds one of the core's few
+// miss buffers for a whole memory latency).
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
 
+#include "jit/Compiler.h"
 #include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 #include "ops/runtime/TensorView.h"
@@ -268,9 +272,18 @@ BENCHMARK(BM_IfaDecodeRagged)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 ///      in which the kernel's dot and PV read), K then V;
 ///   2: as 1, with the next step's share requested in memory order, as many
 ///      lines before each row's piece as it has (the kernel's prefetch).
+/// Reads the BSH cache of `p` (f16) step by step, each KV head's share of a
+/// step in turn. Mode 0: each share in memory order; 1: each head's column
+/// (its 256 bytes of each of the step's rows: the kernel's order); 2: the
+/// columns, with the next step's share requested a row piece per row piece
+/// read, as the kernel's spread prefetch does (into L2 where the kernel's
+/// rule sends it: a share of half the L1 or more); 3: memory order with the
+/// same prefetches.
 void readPattern(const Problem &p, int mode, int threads) {
   const int64_t rowBytes = p.nkv * p.d * 2, colBytes = p.d * 2, step = 64,
                 share = step * colBytes, blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
+  static const int64_t l1 = jit::Compiler::instance().l1dBytes();
+  const bool toL2 = l1 > 0 && 2 * share >= l1;
   long long total = 0;
 #pragma omp parallel reduction(+ : total) num_threads(threads)
   {
@@ -281,21 +294,18 @@ void readPattern(const Problem &p, int mode, int threads) {
           return reinterpret_cast<const char *>(buf.data()) +
                  p.table[b * perBatch + pos / p.bs] * blockBytes + (pos % p.bs) * rowBytes;
         };
-        const bool next = mode == 2 && j + step < p.len;
+        const bool next = mode >= 2 && j + step < p.len;
         for (int64_t h = 0; h < p.nkv; ++h)
           for (const std::vector<unsigned char> *buf : {&p.k, &p.v}) {
             const char *base = at(*buf, j);
-            if (mode == 0) {
-              total += bench::sumBytes(base + h * share, share);
-              continue;
-            }
-            // A row's piece of the column, after the same number of lines
-            // of the next step's share (mode 2).
             const char *ahead = next ? at(*buf, j + step) + h * share : nullptr;
             for (int64_t r = 0; r < step; ++r) {
               if (ahead)
-                ops::prefetchLines(ahead + r * colBytes, colBytes);
-              total += bench::sumBytes(base + r * rowBytes + h * colBytes, colBytes);
+                ops::prefetchLines(ahead + r * colBytes, colBytes, toL2);
+              total += bench::sumBytes(mode == 0 || mode == 3
+                                           ? base + h * share + r * colBytes
+                                           : base + r * rowBytes + h * colBytes,
+                                       colBytes);
             }
           }
       }
@@ -320,11 +330,12 @@ void BM_IfaReadPattern(benchmark::State &state) {
   state.counters["GBs"] = bytes / median(t) / 1e9;
   state.counters["of_read_bw_paired"] = median(paired);
   state.counters["working_set_MiB"] = bytes / (1 << 20);
-  state.SetLabel(mode == 0 ? "head shares, memory order"
+  state.SetLabel(mode == 0   ? "head shares, memory order"
                  : mode == 1 ? "head columns"
-                             : "head columns, next share prefetched");
+                 : mode == 2 ? "head columns, next share prefetched"
+                             : "head shares, memory order, next share prefetched");
 }
-BENCHMARK(BM_IfaReadPattern)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_IfaReadPattern)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
 /// Batch 1, KV length 32768: the window is split over programs.
 void BM_IfaDecodeLong(benchmark::State &state) {
