@@ -14,10 +14,8 @@
 // alternating runs. Each generated run includes phase 1 (validation, kernel
 // lookup, argument packing). `BM_IfaReadPattern` reads the BSH cache with no
 // arithmetic in the kernel's order and others: the machine's limit for that
-// access pattern, against the same sequential read; its memory-order read
-// with and without the kernel's prefetch of the next share shows what the
-// software prefetches themselves cost (each holds one of the core's few
-// miss buffers for a whole memory latency).
+// access pattern, against the same sequential read, each order with and
+// without the kernel's prefetch of the next step.
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
@@ -263,27 +261,23 @@ void BM_IfaDecodeRagged(benchmark::State &state) {
 BENCHMARK(BM_IfaDecodeRagged)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 /// Reads of the BSH cache of BM_IfaDecode (f16, 128 MiB of K and V) with no
-/// arithmetic, in three orders, against a sequential read of as many bytes
+/// arithmetic, in four ways, against a sequential read of as many bytes
 /// right after each (`of_read_bw_paired`, the median ratio): the machine's
 /// limit for the kernel's access pattern. Per batch entry (dealt to the
-/// threads round-robin) and 64-row step of the window:
-///   0: each KV head's share of the step's rows (16 KiB) in memory order;
-///   1: each KV head's column (64 rows x 256 B, rows 2 KiB apart: the order
-///      in which the kernel's dot and PV read), K then V;
+/// threads round-robin) and 64-row step of the window, each KV head in turn,
+/// K then V:
+///   0: the head's share of the step's rows (16 KiB) in memory order;
+///   1: the head's column (64 rows x 256 B, rows 2 KiB apart: the order in
+///      which the kernel's dot and PV read);
 ///   2: as 1, with the next step's share requested in memory order, as many
-///      lines before each row's piece as it has (the kernel's prefetch).
-/// Reads the BSH cache of `p` (f16) step by step, each KV head's share of a
-/// step in turn. Mode 0: each share in memory order; 1: each head's column
-/// (its 256 bytes of each of the step's rows: the kernel's order); 2: the
-/// columns, with the next step's share requested a row piece per row piece
-/// read, as the kernel's spread prefetch does (into L2 where the kernel's
-/// rule sends it: a share of half the L1 or more); 3: memory order with the
-/// same prefetches.
+///      lines before each row's piece as it has, and where the kernel's rule
+///      sends it (L2 for a share of half the L1 or more): the kernel's
+///      prefetch;
+///   3: as 0, with the prefetches of 2.
 void readPattern(const Problem &p, int mode, int threads) {
   const int64_t rowBytes = p.nkv * p.d * 2, colBytes = p.d * 2, step = 64,
                 share = step * colBytes, blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
-  static const int64_t l1 = jit::Compiler::instance().l1dBytes();
-  const bool toL2 = l1 > 0 && 2 * share >= l1;
+  const bool toL2 = jit::Compiler::instance().prefetchesIntoL2(share);
   long long total = 0;
 #pragma omp parallel reduction(+ : total) num_threads(threads)
   {

@@ -440,7 +440,9 @@ const std::string &Compiler::targetName() const {
 }
 unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
 bool Compiler::hasBf16Dot() const { return impl_->target.info.hasBf16Dot; }
-unsigned Compiler::l1dBytes() const { return impl_->target.info.l1dBytes; }
+bool Compiler::prefetchesIntoL2(int64_t bytes) const {
+  return impl_->target.info.prefetchesIntoL2(bytes);
+}
 
 llvm::Expected<TilingKey>
 Compiler::makeKey(const KernelSource &source, const std::string &kernel,

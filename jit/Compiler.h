@@ -205,9 +205,10 @@ public:
   /// Whether the target sums bf16 products in pairs (AVX512-BF16), which
   /// the few-rows mma forms then use for bf16 x bf16.
   bool hasBf16Dot() const;
-  /// The L1 data cache code generation assumes (the host's, or
-  /// TILEJIT_L1D_BYTES; 0: unknown).
-  unsigned l1dBytes() const;
+  /// Whether generated code requests a prefetched region of `bytes` into L2
+  /// only, by the L1 data cache code generation assumes (the host's, or
+  /// TILEJIT_L1D_BYTES): hand-written code that prefetches follows it.
+  bool prefetchesIntoL2(int64_t bytes) const;
 
   ~Compiler();
 

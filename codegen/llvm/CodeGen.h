@@ -18,6 +18,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,10 +37,15 @@ struct TargetInfo {
   bool hasF16C = true, hasFMA = true;
   /// AVX512-BF16: `vdpbf16ps`, pairs of bf16 products summed into f32 lanes.
   bool hasBf16Dot = false;
-  /// The L1 data cache of one core in bytes (0: unknown). A prefetched
-  /// region of half of it or more is requested into L2 only (CodeGenPrefetch).
+  /// The L1 data cache of one core in bytes (0: unknown).
   unsigned l1dBytes = 0;
   unsigned f32Lanes() const { return vectorBits / 32; }
+  /// Whether a prefetched region of `bytes` is requested into L2 only: half
+  /// the L1 or more could not stay in it beside the data being worked on
+  /// (CodeGenPrefetch; the hand-written twins and benchmarks follow it).
+  bool prefetchesIntoL2(int64_t bytes) const {
+    return l1dBytes != 0 && 2 * bytes >= static_cast<int64_t>(l1dBytes);
+  }
 };
 
 /// Lowers `kernel` into a new module in `ctx`. Fails (with diagnostics) only

@@ -69,7 +69,7 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
   // shares (16 KiB each) on a 32 KiB L1 (Zen 4): 1.3-1.6x faster than
   // requesting them into L1, which evicted the tile being read; on a 48 KiB
   // L1 (Zen 5) they stay in L1, where they measured faster (docs/ops.md).
-  if (target_.l1dBytes != 0 && 2 * p.rows * p.rowBytes >= target_.l1dBytes)
+  if (target_.prefetchesIntoL2(p.rows * p.rowBytes))
     p.locality = 2;
   p.row = allocaEntry(b_.getInt64Ty(), 1);
   p.rowAt = allocaEntry(b_.getInt64Ty(), 1);

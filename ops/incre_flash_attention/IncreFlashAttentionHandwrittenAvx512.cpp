@@ -64,8 +64,7 @@ namespace {
 /// twin ran 1.2-1.5x faster so; on a 48 KiB L1 the rows stay below half and
 /// go to L1.
 bool aheadToL2(int64_t d) {
-  static const int64_t l1 = jit::Compiler::instance().l1dBytes();
-  return l1 > 0 && 2 * (2 * kTile * d * 2) >= l1;
+  return jit::Compiler::instance().prefetchesIntoL2(2 * kTile * d * 2);
 }
 
 /// One tile of n window rows from j0 of (batch b, KV head hk) into the
