@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ops/Embedded.h"
+#include "ops/common/HostCache.h"
 #include "ops/common/KvCache.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
@@ -229,10 +230,24 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"PSE", g.pse ? "true" : "false"},
                          {"QUANTKV", g.quantKv ? "true" : "false"}};
   // bf16 query and keys on AVX512-BF16: the scores are dots of the stored
-  // query and key rows (pairs of bf16 products per lane), scaled after.
+  // query and key rows (pairs of bf16 products per lane), scaled after; P
+  // goes into PV as bf16 pairs too where the cache (the key and value
+  // tensors' whole storage: fixed for a decode loop, whatever its lengths)
+  // fits in the last-level cache. Streamed from memory, PV on bf16 pairs
+  // ran 5-12 % slower (Zen 4; docs/ops.md).
+  int64_t llc = 0;
+  if (Status s = lastLevelCacheBytes(llc); !s)
+    return s;
   if (q.dtype == DataType::BFloat16 && g.kvDtype == DataType::BFloat16 &&
-      jit::Compiler::instance().hasBf16Dot())
+      jit::Compiler::instance().hasBf16Dot()) {
     sp.push_back({"BFDOT", "true"});
+    int64_t rows = g.paged ? g.numBlocks * g.blockSize : 0;
+    for (int64_t sb : g.sOf)
+      rows += sb;
+    const int64_t bytes = 2 * rows * g.nkv * g.d * runtime::elementSize(g.kvDtype);
+    if (bytes <= llc)
+      sp.push_back({"BFPV", "true"});
+  }
   if (g.mask)
     sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
   // ifa_rows requests a split's first step (BKV rows of NKV * D elements)

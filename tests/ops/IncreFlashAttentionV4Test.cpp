@@ -17,11 +17,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -821,6 +824,86 @@ constexpr int32_t kNull = runtime::status::ParamNullptr;
 constexpr int32_t kInvalid = runtime::status::ParamInvalid;
 
 } // namespace
+
+namespace {
+
+/// Sets TILEJIT_LLC_BYTES for its lifetime, then restores what was there.
+class LlcOverride {
+public:
+  explicit LlcOverride(const char *value) {
+    if (const char *old = std::getenv("TILEJIT_LLC_BYTES"))
+      old_ = old;
+    setenv("TILEJIT_LLC_BYTES", value, 1);
+  }
+  ~LlcOverride() {
+    if (old_)
+      setenv("TILEJIT_LLC_BYTES", old_->c_str(), 1);
+    else
+      unsetenv("TILEJIT_LLC_BYTES");
+  }
+
+private:
+  std::optional<std::string> old_;
+};
+
+/// The specialisations of `kernel` requested while `run` ran (recorded
+/// requests are distinct, so a kernel compiled before counts only when it
+/// was first recorded: the cases below use shapes no other test does).
+std::vector<jit::Specialization> requestsDuring(const std::string &kernel,
+                                                const std::function<void()> &run) {
+  jit::Compiler &jc = jit::Compiler::instance();
+  jc.startRecording();
+  const auto seen = jc.recordedRequests();
+  const std::set<jit::Compiler::Request> before(seen.begin(), seen.end());
+  run();
+  std::vector<jit::Specialization> out;
+  for (const auto &r : jc.recordedRequests())
+    if (r.kernel == kernel && !before.count(r))
+      out.push_back(r.spec);
+  return out;
+}
+
+bool has(const jit::Specialization &spec, const std::string &name, const std::string &value) {
+  return std::find(spec.begin(), spec.end(), std::make_pair(name, value)) != spec.end();
+}
+
+} // namespace
+
+// bf16 on AVX512-BF16 hosts: P goes into PV as bf16 pairs only where the
+// cache fits in the last-level cache (TILEJIT_LLC_BYTES stands in for the
+// host's); both forms meet the bound, on both kernels, masked or not.
+TEST(IncreFlashAttentionV4, Bf16FormsForCachedAndStreamedKv) {
+  const bool bfDot = jit::Compiler::instance().hasBf16Dot();
+  for (const char *llc : {"0", "1000000000000"})
+    for (bool c4 : {false, true}) {
+      Case c;
+      c.b = 2;
+      c.n = 12;
+      c.nkv = 3;
+      c.d = 96;
+      c.cache4d = c4;
+      c.layout = c4 ? "BNSD" : "BSH";
+      c.blockSize = 32;
+      c.s = 150;
+      c.asl = {150, 77};
+      c.dtype = DataType::BFloat16;
+      c.mask = c4;
+      SCOPED_TRACE(std::string("TILEJIT_LLC_BYTES=") + llc + (c4 ? ", 4-D" : ", 3-D"));
+      LlcOverride o(llc);
+      const auto specs =
+          requestsDuring(c4 ? "ifa_partial" : "ifa_rows", [&] { check(c); });
+      if (!bfDot)
+        continue;
+      ASSERT_EQ(specs.size(), 1u);
+      EXPECT_TRUE(has(specs[0], "BFDOT", "true"));
+      EXPECT_EQ(has(specs[0], "BFPV", "true"), std::string(llc) != "0");
+    }
+}
+
+TEST(IncreFlashAttentionV4Validation, IllFormedLlcOverride) {
+  LlcOverride o("32M");
+  expectError(Case{}, [](Inputs &) {}, runtime::status::RuntimeError, "TILEJIT_LLC_BYTES");
+}
 
 TEST(IncreFlashAttentionV4Validation, NullPointers) {
   Case c;
