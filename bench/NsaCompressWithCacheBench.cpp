@@ -111,6 +111,25 @@ struct Problem {
 using bench::median;
 using bench::seconds;
 
+/// The counters both benchmarks report, from per-run seconds: calls, reads
+/// right after them (and their ratios), twin runs (and twin / call).
+struct Times {
+  std::vector<double> gen, probe, paired, twin, ratio;
+};
+
+void report(benchmark::State &state, const Problem &p, const Times &t, double workingSet) {
+  const double bytes = p.bytesRead();
+  state.counters["GBs"] = bytes / median(t.gen) / 1e9;
+  state.counters["best_GBs"] = bytes / *std::min_element(t.gen.begin(), t.gen.end()) / 1e9;
+  state.counters["handwritten_GBs"] = bytes / median(t.twin) / 1e9;
+  state.counters["read_bw_GBs"] = bytes / median(t.probe) / 1e9;
+  state.counters["of_read_bw"] = median(t.paired);
+  state.counters["vs_handwritten"] = median(t.ratio);
+  state.counters["generated_us"] = median(t.gen) * 1e6;
+  state.counters["handwritten_us"] = median(t.twin) * 1e6;
+  state.counters["working_set_MiB"] = workingSet / (1 << 20);
+}
+
 void BM_NsaCompressDecode(benchmark::State &state) {
   Problem p(state.range(0) ? DataType::BFloat16 : DataType::Float16);
   if (runtime::Status s = ops::nsaCompressWithCache(p.args); !s) {
@@ -121,7 +140,8 @@ void BM_NsaCompressDecode(benchmark::State &state) {
     (void)ops::nsaCompressWithCache(p.args);
   const std::vector<bench::Region> windows = p.windows();
   const int threads = omp_get_max_threads();
-  std::vector<double> gen, probe, paired, twin, ratio;
+  Times t;
+  auto &[gen, probe, paired, twin, ratio] = t;
   for (int i = 0; i < 31; ++i) {
     double g = seconds([&] { (void)ops::nsaCompressWithCache(p.args); });
     double r = bench::readRegionsSeconds(windows, threads);
@@ -131,21 +151,11 @@ void BM_NsaCompressDecode(benchmark::State &state) {
   }
   for (int i = 0; i < 31; ++i) {
     double g = seconds([&] { (void)ops::nsaCompressWithCache(p.args); });
-    double t = seconds([&] { ops::nsaCompressWithCacheHandwritten(p.args); });
-    twin.push_back(t);
-    ratio.push_back(t / g);
+    double h = seconds([&] { ops::nsaCompressWithCacheHandwritten(p.args); });
+    twin.push_back(h);
+    ratio.push_back(h / g);
   }
-  const double bytes = p.bytesRead();
-  state.counters["GBs"] = bytes / median(gen) / 1e9;
-  state.counters["best_GBs"] =
-      bytes / *std::min_element(gen.begin(), gen.end()) / 1e9;
-  state.counters["handwritten_GBs"] = bytes / median(twin) / 1e9;
-  state.counters["read_bw_GBs"] = bytes / median(probe) / 1e9;
-  state.counters["of_read_bw"] = median(paired);
-  state.counters["vs_handwritten"] = median(ratio);
-  state.counters["generated_us"] = median(gen) * 1e6;
-  state.counters["handwritten_us"] = median(twin) * 1e6;
-  state.counters["working_set_MiB"] = bytes / (1 << 20);
+  report(state, p, t, p.bytesRead());
   state.SetLabel(p.dtype == DataType::BFloat16 ? "bf16" : "f16");
 }
 BENCHMARK(BM_NsaCompressDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
@@ -177,7 +187,8 @@ void BM_NsaCompressDecodeCold(benchmark::State &state) {
     (void)ops::nsaCompressWithCache(p.args);
   }
   const int threads = omp_get_max_threads();
-  std::vector<double> gen, probe, paired, twin, ratio;
+  Times t;
+  auto &[gen, probe, paired, twin, ratio] = t;
   for (int64_t i = 0; i < 32; ++i) {
     p.useWindowSet(2 * i % kSets);
     double g = seconds([&] { (void)ops::nsaCompressWithCache(p.args); });
@@ -190,21 +201,11 @@ void BM_NsaCompressDecodeCold(benchmark::State &state) {
     p.useWindowSet(2 * i % kSets);
     double g = seconds([&] { (void)ops::nsaCompressWithCache(p.args); });
     p.useWindowSet((2 * i + 1) % kSets);
-    double t = seconds([&] { ops::nsaCompressWithCacheHandwritten(p.args); });
-    twin.push_back(t);
-    ratio.push_back(t / g);
+    double h = seconds([&] { ops::nsaCompressWithCacheHandwritten(p.args); });
+    twin.push_back(h);
+    ratio.push_back(h / g);
   }
-  const double bytes = p.bytesRead();
-  state.counters["GBs"] = bytes / median(gen) / 1e9;
-  state.counters["best_GBs"] =
-      bytes / *std::min_element(gen.begin(), gen.end()) / 1e9;
-  state.counters["handwritten_GBs"] = bytes / median(twin) / 1e9;
-  state.counters["read_bw_GBs"] = bytes / median(probe) / 1e9;
-  state.counters["of_read_bw"] = median(paired);
-  state.counters["vs_handwritten"] = median(ratio);
-  state.counters["generated_us"] = median(gen) * 1e6;
-  state.counters["handwritten_us"] = median(twin) * 1e6;
-  state.counters["working_set_MiB"] = kSets * bytes / (1 << 20);
+  report(state, p, t, kSets * p.bytesRead());
   state.SetLabel(std::string(p.dtype == DataType::BFloat16 ? "bf16" : "f16") +
                  ", windows from memory");
 }
