@@ -1,5 +1,6 @@
 //===- KernelJIT.cpp - One ORC LLJIT per target level ---------------------===//
 #include "jit/KernelJIT.h"
+#include "jit/HostCaches.h"
 #include "jit/Runtime.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -50,17 +51,6 @@ void initializeLLVM() {
     llvm::InitializeNativeTargetAsmParser();
     tuneCodeGeneration();
   });
-}
-
-/// The host's L1 data cache per core, in bytes (0 where the C library does
-/// not know it).
-unsigned hostL1dBytes() {
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  long n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  return n > 0 ? static_cast<unsigned>(n) : 0;
-#else
-  return 0;
-#endif
 }
 
 bool hostHas(const llvm::StringMap<bool> &f,
@@ -162,7 +152,7 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
           "'");
     t.info.l1dBytes = static_cast<unsigned>(n);
   } else if (runnable) {
-    t.info.l1dBytes = hostL1dBytes();
+    t.info.l1dBytes = static_cast<unsigned>(hostCacheBytes(1));
   }
   return t;
 }

@@ -19,10 +19,9 @@
 namespace tilejit::ops {
 
 /// The host's last-level cache in bytes: TILEJIT_LLC_BYTES where set (a
-/// byte count; 0 takes every working set as streamed from memory), else the
-/// largest data cache sysfs lists for CPU 0, else the C library's figure
-/// (0 where neither knows one). An ill-formed TILEJIT_LLC_BYTES is a
-/// runtime error naming it.
+/// byte count; 0 takes every working set as streamed from memory), else
+/// jit::hostLastLevelCacheBytes (0 where unknown). An ill-formed
+/// TILEJIT_LLC_BYTES is a runtime error naming it.
 runtime::Status lastLevelCacheBytes(int64_t &bytes);
 
 } // namespace tilejit::ops

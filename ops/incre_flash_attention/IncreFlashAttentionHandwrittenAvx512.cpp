@@ -58,24 +58,15 @@ inline __m512 exp16(__m512 x) {
 
 namespace {
 
-/// Whether the next tile's rows are requested into L2 only: by the generated
-/// kernel's rule (CodeGenPrefetch.cpp), when what a tile requests (its K and
-/// V rows) is half the L1 data cache or more: on a 32 KiB L1 (Zen 4) the
-/// twin ran 1.2-1.5x faster so; on a 48 KiB L1 the rows stay below half and
-/// go to L1.
-bool aheadToL2(int64_t d) {
-  return jit::Compiler::instance().prefetchesIntoL2(2 * kTile * d * 2);
-}
-
 /// One tile of n window rows from j0 of (batch b, KV head hk) into the
 /// state (m, l, acc) of its G query heads (qf: the scaled query, [G, D]),
 /// the rows read in place while the `ahead` rows after the tile are
 /// requested (rows of a head are strided in the cache, which the hardware
-/// prefetchers follow poorly).
+/// prefetchers follow poorly): into L2 only with `toL2`.
 void tileAvx512(const TwinArgs &a, int64_t b, int64_t hk, int64_t j0, int64_t n, int64_t ahead,
-                const float *qf, float *m, float *l, float *acc) {
+                bool toL2, const float *qf, float *m, float *l, float *acc) {
   const int64_t g = a.g, d = a.d;
-  const bool bf = a.bf16, toL2 = aheadToL2(d);
+  const bool bf = a.bf16;
   alignas(64) float s[64][kTile];
   float alpha[64];
   for (int64_t t = 0; t < n; ++t) {
@@ -162,14 +153,19 @@ void partialAvx512(const TwinArgs &a, int64_t b, int64_t c0, int64_t c1, float *
     }
     std::fill(acc[hk], acc[hk] + g * d, 0.0f);
   }
+  // The next tile's rows go to L2 only by the generated kernel's rule
+  // (CodeGenPrefetch.cpp), when what a tile requests (its K and V rows) is
+  // half the L1 data cache or more: on a 32 KiB L1 (Zen 4) the twin ran
+  // 1.2-1.5x faster so; on a 48 KiB L1 the rows stay below half, in L1.
+  const bool toL2 = jit::Compiler::instance().prefetchesIntoL2(2 * kTile * d * 2);
   // Every KV head's tile of a step before the next step, as the kernel
   // walks a BSH cache: the step's rows are read by one core.
   for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
     const int64_t n = std::min(kTile, c1 - j0);
     const int64_t ahead = std::max<int64_t>(0, std::min(kTile, c1 - j0 - kTile));
     for (int64_t hk = 0; hk < a.nkv; ++hk)
-      tileAvx512(a, b, hk, j0, n, ahead, &qf[static_cast<size_t>(hk * g * d)], m[hk], l[hk],
-                 acc[hk]);
+      tileAvx512(a, b, hk, j0, n, ahead, toL2, &qf[static_cast<size_t>(hk * g * d)], m[hk],
+                 l[hk], acc[hk]);
   }
 }
 
