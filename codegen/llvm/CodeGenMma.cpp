@@ -175,6 +175,8 @@ void CodeGen::emitMma(const ir::Op &op) {
   const bool bf16Pairs = !tb && few && !ta && ka == ScalarKind::BF16 &&
                          kb == ScalarKind::BF16 && L == 16 && target_.hasBf16Dot &&
                          K % 2 == 0 && N % (2 * L) == 0;
+  // Both take bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
+  llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
   // A as f32 [M, K], rows lda apart; packed when needed.
   llvm::Value *A = fa.base, *lda = fa.strides[0];
   if (!bf16Dot && !bf16Pairs && (ka != ScalarKind::F32 || ta)) {
@@ -211,7 +213,6 @@ void CodeGen::emitMma(const ir::Op &op) {
     int64_t kFull = K / kStep * kStep;
     llvm::Value *kMask =
         K % kStep ? prefixMask(static_cast<unsigned>(K % kStep), kStep) : nullptr;
-    llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
     auto loadPairs = [&](llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
       return b.CreateBitCast(
           loadElems(ScalarKind::BF16, elemPtr(ScalarKind::BF16, base, idx), 2 * L, mask), vbf);
@@ -403,7 +404,6 @@ void CodeGen::emitMma(const ir::Op &op) {
         init[m * nv + v] = b.CreateShuffleVector(c0, c1, toLo);
         init[m * nv + v + 1] = b.CreateShuffleVector(c0, c1, toHi);
       }
-    llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
     std::vector<llvm::Value *> out = carriedLoop(
         i64(0), i64(K), 2, init, [&](llvm::Value *k, const std::vector<llvm::Value *> &accs) {
           std::vector<llvm::Value *> pairs(nv);
