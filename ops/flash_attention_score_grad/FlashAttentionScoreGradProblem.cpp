@@ -20,7 +20,7 @@ Problem::Band Problem::band(int64_t bi) const {
   const int64_t pre = std::clamp<int64_t>(preTokens, -U, U);
   const int64_t nxt = std::clamp<int64_t>(nextTokens, -U, U);
   const int64_t delta = skv(bi) - sq(bi);
-  auto clampU = [](int64_t x) { return std::clamp<int64_t>(x, -U, U); };
+  auto clampU = [U](int64_t x) { return std::clamp<int64_t>(x, -U, U); };
   const Band causalTopLeft{-U, 0, 0};        // mode 2: j <= i
   const Band causalBottomRight{-U, delta, 0}; // mode 3: j <= i + δ
   const Band bandBottomRight{clampU(delta - pre), clampU(delta + nxt), 0}; // mode 4
