@@ -22,6 +22,7 @@ public:
   Planner(Kernel &k, DiagnosticEngine &d) : kernel_(k), diags_(d) {}
 
   bool run() {
+    countUsers(kernel_.body());
     number(kernel_.body());
     // Live ranges: definition to last use, stretched over enclosing loops.
     collectUses(kernel_.body());
@@ -141,10 +142,56 @@ private:
           sharersOf_[root].push_back(op.result());
         }
       }
+      if (op.kind() == OpKind::Mma)
+        accumulateInPlace(op);
       if (op.kind() == OpKind::For)
         for (unsigned r = 0; r < op.numResults(); ++r)
           if (op.result(r)->type().isTile())
             uses_[op.block(0)->argument(1 + r)].push_back(range_[&op].second);
+    }
+  }
+
+  /// An mma whose accumulator dies with it (its only use, in the same
+  /// block) writes its result over the accumulator: the code generator's
+  /// copy of acc into the result is then nothing, and so is a loop's copy
+  /// of the result back into its iteration value (`acc = mma(a, b, acc)`
+  /// in a loop body). The accumulator must be an op result other than a
+  /// for's (whose buffer its loop owns), or the iteration value of the for
+  /// whose body holds the mma; and share no buffer with a or b.
+  void accumulateInPlace(Op &mma) {
+    Value *acc = mma.operand(2);
+    if (!acc->type().isTile() || users_[acc] != 1)
+      return;
+    const Block *home = acc->isBlockArgument() ? acc->ownerBlock()
+                                               : acc->definingOp()->parentBlock();
+    if (home != mma.parentBlock())
+      return;
+    if (acc->isBlockArgument()) {
+      const Op *loop = acc->ownerBlock()->parentOp();
+      if (!loop || loop->kind() != OpKind::For || acc->index() == 0)
+        return;
+    } else if (acc->definingOp()->kind() == OpKind::For) {
+      return;
+    }
+    auto rootOf = [&](Value *v) {
+      auto it = shared_.find(v);
+      return it == shared_.end() ? v : it->second;
+    };
+    Value *root = rootOf(acc);
+    if (root == rootOf(mma.operand(0)) || root == rootOf(mma.operand(1)))
+      return;
+    shared_[mma.result()] = root;
+    sharersOf_[root].push_back(mma.result());
+  }
+
+  /// Counts the uses of every value (operands of ops at any depth, yields
+  /// included).
+  void countUsers(Block &b) {
+    for (auto &opPtr : b.ops()) {
+      for (unsigned i = 0; i < opPtr->numOperands(); ++i)
+        ++users_[opPtr->operand(i)];
+      for (unsigned bi = 0; bi < opPtr->numBlocks(); ++bi)
+        countUsers(*opPtr->block(bi));
     }
   }
 
@@ -220,6 +267,7 @@ private:
   std::map<const Value *, std::vector<int64_t>> uses_;
   std::map<Value *, Value *> shared_;
   std::map<Value *, std::vector<Value *>> sharersOf_;
+  std::map<const Value *, int64_t> users_;
 };
 
 } // namespace
