@@ -133,6 +133,11 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
     t.info.features = features;
     t.info.vectorBits = 512;
     t.info.hasBf16Dot = hostHas(f, {"avx512bf16"});
+    // AMD cores (znver*) sum a vector of bf16 pairs per cycle, twice the
+    // f32 FMA's products; the Intel host measured half a `vdpbf16ps` per
+    // cycle and core, fewer products than its two FMA pipes (docs/dsl.md 8.7).
+    t.info.bf16DotFast =
+        t.info.hasBf16Dot && llvm::StringRef(t.info.cpu).starts_with("znver");
   } else {
     t.levelName = "avx2";
     t.info.cpu = "haswell";

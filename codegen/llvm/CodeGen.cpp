@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "llvm/IR/Intrinsics.h"
@@ -570,7 +571,11 @@ void CodeGen::emitFor(const ir::Op &op) {
       copyBuffer(op.operand(3 + i), body.argument(1 + i));
   llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)),
               *step = scalar(op.operand(2));
-  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  // The preheader: a block of its own, so that work hoisted out of the
+  // loop (atPreheader) can be appended to it later.
+  auto *pre = llvm::BasicBlock::Create(ctx_, "for.pre", fn_);
+  b_.CreateBr(pre);
+  b_.SetInsertPoint(pre);
   auto *header = llvm::BasicBlock::Create(ctx_, "for", fn_);
   auto *bodyBB = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
   auto *exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
@@ -590,7 +595,9 @@ void CodeGen::emitFor(const ir::Op &op) {
   b_.CreateCondBr(cond, bodyBB, exit);
   b_.SetInsertPoint(bodyBB);
   scalars_[body.argument(0)] = iv;
+  loops_.push_back({&op, pre, header});
   emitBlock(body);
+  loops_.pop_back();
   const ir::Op *y = body.terminator();
   for (unsigned i = 0; i < n; ++i) {
     if (op.result(i)->type().isTile())
@@ -606,6 +613,34 @@ void CodeGen::emitFor(const ir::Op &op) {
       copyBuffer(body.argument(1 + i), op.result(i));
     else
       scalars_[op.result(i)] = phis[i];
+  }
+}
+
+int CodeGen::invariantLoop(const ir::Value *v) const {
+  // The ops enclosing v's definition.
+  std::vector<const ir::Op *> around;
+  const ir::Block *blk = v->isBlockArgument() ? v->ownerBlock() : v->definingOp()->parentBlock();
+  if (v->isBlockArgument() && blk && blk->parentOp())
+    around.push_back(blk->parentOp()); // a loop's iteration value varies with it
+  for (; blk && blk->parentOp(); blk = blk->parentOp()->parentBlock())
+    around.push_back(blk->parentOp());
+  for (size_t i = 0; i < loops_.size(); ++i)
+    if (std::find(around.begin(), around.end(), loops_[i].op) == around.end())
+      return static_cast<int>(i);
+  return -1;
+}
+
+void CodeGen::atPreheader(int li, const std::function<void()> &body) {
+  LoopRecord &loop = loops_[static_cast<size_t>(li)];
+  llvm::IRBuilderBase::InsertPointGuard guard(b_);
+  loop.tail->getTerminator()->eraseFromParent();
+  b_.SetInsertPoint(loop.tail);
+  body();
+  llvm::BasicBlock *end = b_.GetInsertBlock();
+  b_.CreateBr(loop.header);
+  if (end != loop.tail) {
+    loop.header->replacePhiUsesWith(loop.tail, end);
+    loop.tail = end;
   }
 }
 

@@ -37,6 +37,9 @@ struct TargetInfo {
   bool hasF16C = true, hasFMA = true;
   /// AVX512-BF16: `vdpbf16ps`, pairs of bf16 products summed into f32 lanes.
   bool hasBf16Dot = false;
+  /// `vdpbf16ps` sums more products per cycle than the f32 FMAs: the mma
+  /// with many rows takes bf16 operands as pairs only then.
+  bool bf16DotFast = false;
   /// The L1 data cache of one core in bytes (0: unknown).
   unsigned l1dBytes = 0;
   unsigned f32Lanes() const { return vectorBits / 32; }

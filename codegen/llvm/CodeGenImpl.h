@@ -163,6 +163,12 @@ private:
   void emitOp(const ir::Op &op);
   void emitFor(const ir::Op &op);
   void emitIf(const ir::Op &op);
+  /// The outermost loop being emitted whose body does not define `v`
+  /// (an index into loops_), or -1: where work on `v` alone may be hoisted.
+  int invariantLoop(const ir::Value *v) const;
+  /// Emits `body` at the end of loop `li`'s preheader (run once before the
+  /// loop, whether or not it iterates), then restores the insertion point.
+  void atPreheader(int li, const std::function<void()> &body);
   void emitLoadStore(const ir::Op &op);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);
@@ -172,6 +178,14 @@ private:
   llvm::Value *scalar(const ir::Value *v);
   llvm::Value *otherValue(ir::ScalarKind k, double v);
   llvm::Value *allocaEntry(llvm::Type *t, uint64_t count);
+
+  /// The for loops being emitted, outermost first: the op, the last block
+  /// of its preheader (ends in a branch to the header) and the header.
+  struct LoopRecord {
+    const ir::Op *op;
+    llvm::BasicBlock *tail, *header;
+  };
+  std::vector<LoopRecord> loops_;
 
   const ir::Kernel &kernel_;
   llvm::LLVMContext &ctx_;
@@ -204,6 +218,12 @@ private:
     std::vector<llvm::Value *> strides;
   };
   llvm::DenseMap<const ir::Value *, Forwarded> forwardedLoads_;
+  /// Packs an mma operand (`emit` gets where it is): once, before the
+  /// outermost loop around the mma in which `v` does not change, or here.
+  void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);
+  /// The bf16 pairs form of an mma with many rows (CodeGenMma.cpp).
+  void emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
+                        llvm::Value *C, int64_t M, int64_t N, int64_t K);
   /// Stores whose fast path the producing fused loop already did: the
   /// in-bounds flag, so the store emits only the slow path.
   llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;

@@ -57,6 +57,17 @@ Blocking blockingFor(unsigned lanes) {
 
 } // namespace
 
+void CodeGen::packOperand(const ir::Value *v,
+                          const std::function<void(const Forwarded &)> &emit) {
+  // Where the operand is is asked at the point of packing: a buffer's
+  // address is computed where it is used.
+  int li = invariantLoop(v);
+  if (li >= 0)
+    atPreheader(li, [&] { emit(accessOf(v)); });
+  else
+    emit(accessOf(v));
+}
+
 unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
 
 bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
@@ -177,14 +188,25 @@ void CodeGen::emitMma(const ir::Op &op) {
                          K % 2 == 0 && N % (2 * L) == 0;
   // Both take bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
   llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+  // Many rows, bf16 on both sides, on a host whose `vdpbf16ps` outruns its
+  // f32 FMAs (bf16DotFast): it sums the products of k and k + 1 into each
+  // lane (as the few-rows forms), over operands packed into pairs (below).
+  const bool bf16Many = !few && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 && L == 16 &&
+                        target_.bf16DotFast && K % 2 == 0;
+  if (bf16Many) {
+    emitMmaBf16Pairs(op, fa, fb, C, M, N, K);
+    return;
+  }
   // A as f32 [M, K], rows lda apart; packed when needed.
   llvm::Value *A = fa.base, *lda = fa.strides[0];
   if (!bf16Dot && !bf16Pairs && (ka != ScalarKind::F32 || ta)) {
     llvm::Value *packed = allocaEntry(f32, M * K);
-    if (ta)
-      transposeInto(ka, A, lda, packed, K, M); // a is [K, M]
-    else
-      convertRows(ka, A, lda, packed, M, K);
+    packOperand(a, [&](const Forwarded &f) {
+      if (ta)
+        transposeInto(ka, f.base, f.strides[0], packed, K, M); // a is [K, M]
+      else
+        convertRows(ka, f.base, f.strides[0], packed, M, K);
+    });
     A = packed;
     lda = i64(K);
   }
@@ -352,10 +374,12 @@ void CodeGen::emitMma(const ir::Op &op) {
   ScalarKind bk = kb;
   if (tb || (!few && kb != ScalarKind::F32)) {
     llvm::Value *packed = allocaEntry(f32, K * N);
-    if (tb)
-      transposeInto(kb, B, ldb, packed, N, K); // b is [N, K]
-    else
-      convertRows(kb, B, ldb, packed, K, N);
+    packOperand(bv, [&](const Forwarded &f) {
+      if (tb)
+        transposeInto(kb, f.base, f.strides[0], packed, N, K); // b is [N, K]
+      else
+        convertRows(kb, f.base, f.strides[0], packed, K, N);
+    });
     B = packed;
     ldb = i64(N);
     bk = ScalarKind::F32;
@@ -487,6 +511,202 @@ void CodeGen::emitMma(const ir::Op &op) {
     if (mFull > 0)
       emitLoop(i64(0), i64(mFull), blk.mr,
                [&](llvm::Value *m0) { micro(m0, blk.mr, n0, cols); });
+    if (mTail)
+      micro(i64(mFull), mTail, n0, cols);
+  };
+  if (nFull > 0)
+    emitLoop(i64(0), i64(nFull), NR, [&](llvm::Value *n0) { columnBlock(n0, NR); });
+  if (nFull < N)
+    columnBlock(i64(nFull), N - nFull);
+}
+
+/// The bf16 x bf16 mma with many rows on AVX512-BF16. B is packed into a
+/// panel of pairs [K / 2, N] (32 bits each: b[k, n] and b[k + 1, n]),
+/// whatever its layout: rows 2p and 2p + 1 interleaved when it is [K, N], a
+/// 32-bit transpose when it is stored [N, K] (transB: its pairs are already
+/// adjacent). A is read in place when it is [M, K] (a pair is one 32-bit
+/// load), else packed like B into pairs [K / 2, M]. The micro-kernel keeps
+/// MR x 2 vectors of accumulators (32 columns) over the pairs: a broadcast
+/// pair of a times a vector of 16 pairs of b, one `vdpbf16ps`. Packing an
+/// operand defined outside the loops around the mma is hoisted before the
+/// outermost of them (a key block's transposed panel serves every query
+/// block of the flash-attention backward).
+void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
+                               llvm::Value *C, int64_t M, int64_t N, int64_t K) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  const bool ta = op.attrs().transA, tb = op.attrs().transB;
+  const int64_t KH = K / 2;
+  llvm::Type *f32 = b.getFloatTy(), *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
+  llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
+  llvm::Type *vi = llvm::FixedVectorType::get(i32, L);
+  llvm::Type *vh = llvm::FixedVectorType::get(i16, L);
+  llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+  auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  auto at16 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i16, base, idx); };
+  auto at32 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i32, base, idx); };
+
+  // Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
+  // into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
+  auto interleave = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X) {
+    std::vector<int> zip(2 * L);
+    for (unsigned i = 0; i < L; ++i) {
+      zip[2 * i] = static_cast<int>(i);
+      zip[2 * i + 1] = static_cast<int>(L + i);
+    }
+    emitLoop(i64(0), i64(KH), 1, [&](llvm::Value *p) {
+      llvm::Value *r0 = b.CreateMul(b.CreateMul(p, i64(2)), ld);
+      llvm::Value *r1 = b.CreateAdd(r0, ld);
+      for (int64_t c = 0; c < X; c += L) {
+        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, X - c));
+        llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
+        auto load = [&](llvm::Value *row) -> llvm::Value * {
+          llvm::Value *ptr = at16(src, b.CreateAdd(row, i64(c)));
+          if (m)
+            return b.CreateMaskedLoad(vh, ptr, llvm::Align(2), m,
+                                      llvm::Constant::getNullValue(vh));
+          return b.CreateAlignedLoad(vh, ptr, llvm::Align(2));
+        };
+        llvm::Value *pairs = b.CreateBitCast(b.CreateShuffleVector(load(r0), load(r1), zip), vi);
+        llvm::Value *out = at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), i64(c)));
+        if (m)
+          b.CreateMaskedStore(pairs, out, llvm::Align(4), m);
+        else
+          b.CreateAlignedStore(pairs, out, llvm::Align(4));
+      }
+    });
+  };
+  // Transposes the 32-bit pairs of a [X, K] bf16 tile (rows ld apart) into
+  // dst [K / 2, X]: 16 x 16 blocks through registers, the edges one pair at
+  // a time.
+  auto transposePairs = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X) {
+    const int64_t xFull = X / L * L, pFull = KH / L * L;
+    auto pairAt = [&](llvm::Value *x, llvm::Value *p) {
+      return b.CreateAlignedLoad(i32, at16(src, b.CreateAdd(b.CreateMul(x, ld),
+                                                            b.CreateMul(p, i64(2)))),
+                                 llvm::Align(2));
+    };
+    if (xFull > 0 && pFull > 0)
+      emitLoop(i64(0), i64(xFull), L, [&](llvm::Value *x0) {
+        emitLoop(i64(0), i64(pFull), L, [&](llvm::Value *p0) {
+          std::vector<llvm::Value *> v(L);
+          for (unsigned i = 0; i < L; ++i) {
+            llvm::Value *row = b.CreateMul(b.CreateAdd(x0, i64(i)), ld);
+            v[i] = b.CreateAlignedLoad(
+                vi, at16(src, b.CreateAdd(row, b.CreateMul(p0, i64(2)))), llvm::Align(2));
+          }
+          // Butterfly transpose of 16 x 16 words.
+          for (unsigned w = L / 2; w >= 1; w /= 2) {
+            std::vector<int> lo(L), hi(L);
+            for (unsigned c = 0; c < L; ++c) {
+              bool upper = (c & w) != 0;
+              lo[c] = static_cast<int>(upper ? L + c - w : c);
+              hi[c] = static_cast<int>(upper ? L + c : c + w);
+            }
+            for (unsigned i = 0; i < L; ++i) {
+              if (i & w)
+                continue;
+              llvm::Value *y0 = b.CreateShuffleVector(v[i], v[i | w], lo);
+              llvm::Value *y1 = b.CreateShuffleVector(v[i], v[i | w], hi);
+              v[i] = y0;
+              v[i | w] = y1;
+            }
+          }
+          for (unsigned i = 0; i < L; ++i)
+            b.CreateAlignedStore(
+                v[i], at32(dst, b.CreateAdd(b.CreateMul(b.CreateAdd(p0, i64(i)), i64(X)), x0)),
+                llvm::Align(4));
+        });
+      });
+    auto edge = [&](int64_t x0, int64_t x1, int64_t p0, int64_t p1) {
+      if (x0 >= x1 || p0 >= p1)
+        return;
+      emitLoop(i64(x0), i64(x1), 1, [&](llvm::Value *x) {
+        emitLoop(i64(p0), i64(p1), 1, [&](llvm::Value *p) {
+          b.CreateAlignedStore(pairAt(x, p),
+                               at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), x)),
+                               llvm::Align(4));
+        });
+      });
+    };
+    edge(0, xFull, pFull, KH);
+    edge(xFull, X, 0, KH);
+  };
+
+  llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * N));
+  packOperand(op.operand(1), [&](const Forwarded &f) {
+    if (tb)
+      transposePairs(f.base, f.strides[0], PB, N); // b is [N, K]
+    else
+      interleave(f.base, f.strides[0], PB, N); // b is [K, N]
+  });
+  llvm::Value *PA = nullptr;
+  if (ta) {
+    PA = allocaEntry(i32, static_cast<uint64_t>(KH * M));
+    packOperand(op.operand(0), [&](const Forwarded &f) {
+      interleave(f.base, f.strides[0], PA, M); // a is [K, M]
+    });
+  }
+  (void)fa;
+  (void)fb;
+  // The pair of a for row m at pair p, as a splat of 16 pairs.
+  auto aPair = [&](llvm::Value *m, llvm::Value *p) {
+    llvm::Value *w =
+        PA ? b.CreateAlignedLoad(i32, at32(PA, b.CreateAdd(b.CreateMul(p, i64(M)), m)),
+                                 llvm::Align(4))
+           : b.CreateAlignedLoad(i32,
+                                 at16(fa.base, b.CreateAdd(b.CreateMul(m, fa.strides[0]),
+                                                           b.CreateMul(p, i64(2)))),
+                                 llvm::Align(2));
+    return b.CreateBitCast(b.CreateVectorSplat(L, w), vbf);
+  };
+
+  const unsigned MR = 8, NV = 2;
+  auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
+    unsigned nv = static_cast<unsigned>((cols + L - 1) / L);
+    std::vector<llvm::Value *> masks(nv, nullptr);
+    if (cols % L)
+      masks[nv - 1] = prefixMask(static_cast<unsigned>(cols % L), L);
+    std::vector<llvm::Value *> cptr(mr * nv), init(mr * nv);
+    for (unsigned m = 0; m < mr; ++m)
+      for (unsigned v = 0; v < nv; ++v) {
+        llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), i64(N)),
+                                       b.CreateAdd(n0, i64(v * L)));
+        cptr[m * nv + v] = b.CreateGEP(f32, C, idx);
+        init[m * nv + v] = loadElems(ScalarKind::F32, cptr[m * nv + v], L, masks[v]);
+      }
+    std::vector<llvm::Value *> out = emitCarriedLoop(
+        "mma.k", i64(0), i64(KH), 1, init,
+        [&](llvm::Value *p, const std::vector<llvm::Value *> &accs) {
+          spreadStep();
+          std::vector<llvm::Value *> bvec(nv);
+          for (unsigned v = 0; v < nv; ++v) {
+            llvm::Value *ptr = at32(PB, b.CreateAdd(b.CreateMul(p, i64(N)), b.CreateAdd(n0, i64(v * L))));
+            llvm::Value *x = masks[v] ? static_cast<llvm::Value *>(b.CreateMaskedLoad(
+                                            vi, ptr, llvm::Align(4), masks[v],
+                                            llvm::Constant::getNullValue(vi)))
+                                      : b.CreateAlignedLoad(vi, ptr, llvm::Align(4));
+            bvec[v] = b.CreateBitCast(x, vbf);
+          }
+          std::vector<llvm::Value *> next(mr * nv);
+          for (unsigned m = 0; m < mr; ++m) {
+            llvm::Value *as = aPair(b.CreateAdd(m0, i64(m)), p);
+            for (unsigned v = 0; v < nv; ++v)
+              next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
+                                                   {}, {accs[m * nv + v], as, bvec[v]});
+          }
+          return next;
+        });
+    for (unsigned i = 0; i < out.size(); ++i)
+      storeElems(ScalarKind::F32, out[i], cptr[i], L, masks[i % nv]);
+  };
+  (void)vf;
+  const int64_t NR = NV * L, nFull = N / NR * NR, mFull = M / MR * MR;
+  const unsigned mTail = static_cast<unsigned>(M - mFull);
+  beginSpread((nFull / NR + (nFull < N)) * (mFull / MR + (mTail > 0)) * KH);
+  auto columnBlock = [&](llvm::Value *n0, int64_t cols) {
+    if (mFull > 0)
+      emitLoop(i64(0), i64(mFull), MR, [&](llvm::Value *m0) { micro(m0, MR, n0, cols); });
     if (mTail)
       micro(i64(mFull), mTail, n0, cols);
   };

@@ -137,3 +137,71 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
               }
           }
 }
+
+namespace {
+
+// mma(transpose(a), b) and mma(transpose(a), transpose(b)), each inside a
+// loop over R steps whose a varies while b is loaded before the loop (the
+// bf16 pair form packs such an operand once, before the loop).
+const char *kMmaTransA = R"(
+kernel mt<T: f32|f16|bf16, M: i64, N: i64, K: i64, TB: bool, R: i64>(
+    a: gm<T>[_, _, _], b: gm<T>[_, _], c: gm<f32>[M, N]) grid(1) {
+  var acc = zeros<f32>([M, N]);
+  if TB {
+    let bt = load(b, [0, 0], [N, K]);
+    for r in 0 .. R {
+      acc = mma(transpose(load(a, [r, 0, 0], [K, M])), transpose(bt), acc);
+    }
+  } else {
+    let bt = load(b, [0, 0], [K, N]);
+    for r in 0 .. R {
+      acc = mma(transpose(load(a, [r, 0, 0], [K, M])), bt, acc);
+    }
+  }
+  store(c, [0, 0], acc);
+}
+)";
+
+} // namespace
+
+TEST(Mma, TransposedAAndLoopInvariantB) {
+  static jit::KernelSource src("mma_trans_a.tile", kMmaTransA);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{16, 48, 64}, {9, 33, 18}, {64, 64, 64}, {24, 20, 34}, {40, 128, 2}};
+  const int64_t R = 3;
+  for (jit::TargetLevel level : levels())
+    for (const char *type : {"f32", "bf16"})
+      for (bool tb : {true, false})
+        for (const Shape &s : shapes) {
+          SCOPED_TRACE(std::string(type) + " M=" + std::to_string(s.m) + " N=" +
+                       std::to_string(s.n) + " K=" + std::to_string(s.k) +
+                       (tb ? " transB" : ""));
+          Operand a(R * s.k * s.m, type, 1), bm(s.n * s.k, type, 2);
+          std::vector<float> c(static_cast<size_t>(s.m * s.n), -1.0f);
+          auto k = jit::Compiler::instance(level)->get(src, "mt",
+                                                       {{"T", type},
+                                                        {"M", std::to_string(s.m)},
+                                                        {"N", std::to_string(s.n)},
+                                                        {"K", std::to_string(s.k)},
+                                                        {"TB", tb ? "true" : "false"},
+                                                        {"R", std::to_string(R)}});
+          ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+          rt::ArgPack args;
+          args.tensor(a.bytes.data(), {R, s.k, s.m})
+              .tensor(bm.bytes.data(), {tb ? s.n : s.k, tb ? s.k : s.n})
+              .tensor(c.data(), {s.m, s.n});
+          if (llvm::Error e = k->kernel->launch(args))
+            FAIL() << llvm::toString(std::move(e));
+          for (int64_t i = 0; i < s.m; ++i)
+            for (int64_t j = 0; j < s.n; ++j) {
+              float want = 0;
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t q = 0; q < s.k; ++q)
+                  want += a.values[static_cast<size_t>((r * s.k + q) * s.m + i)] *
+                          bm.values[static_cast<size_t>(tb ? j * s.k + q : q * s.n + j)];
+              ASSERT_EQ(c[static_cast<size_t>(i * s.n + j)], want) << "at " << i << ", " << j;
+            }
+        }
+}
