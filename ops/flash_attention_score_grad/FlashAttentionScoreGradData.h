@@ -38,6 +38,7 @@ struct Config {
   /// builds the canonical 2048x2048 / 3072x2048 content).
   MaskForm mask = MaskForm::None;
   bool maskBool = false;        ///< bool (else uint8) explicit mask
+  bool mask4d = false;          ///< Shared / Compressed as [1, 1, rows, cols] (else 2-D)
   double maskDensity = 0.0;     ///< fraction of masked positions in an explicit mask (random)
   int64_t pseType = 1;
   PseForm pse = PseForm::None;
@@ -46,6 +47,7 @@ struct Config {
   int64_t qStart = 0, kvStart = 0;
   double keepProb = 1.0;
   int64_t dropMaskExtraBytes = 0;
+  bool dropMaskAlways = false;  ///< give a dropMask even when keepProb == 1
   bool sink = false;
   std::vector<float> sinkValues; ///< n1 values (default: random in U(-1, 1))
   std::vector<int64_t> prefix;   ///< mode 6
@@ -56,6 +58,24 @@ struct Config {
   double scale = 0;              ///< 0: D^-0.5
   uint64_t seed = 1;
 };
+
+/// The value every output element (and every gap of a strided output's
+/// storage) holds before a run: 12345 rounded to `dtype`.
+double outputSentinel(runtime::DataType dtype);
+
+/// Section 3 in float64 over a Data's current inputs (as stored, widened
+/// exactly). Rows outside all batches, and rows with nothing kept and no
+/// sink, hold m = l = 0 and o = 0 here.
+struct Forward {
+  std::vector<double> m, l; ///< [T1][N1], row-major
+  std::vector<double> o;    ///< [T1][N1][Dv], row-major
+};
+
+/// Per query head h, sum over b and i of |Psink_i * sum_j P_ij * dP_ij|:
+/// the scale of section 8's dθ tolerance, read from `args` as the
+/// reference reads them (zeros without a sink).
+std::vector<double>
+sinkGradScale(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args);
 
 /// A built problem: inputs, forward statistics, outputs (filled with a
 /// sentinel so that tests see what was written), and the aclnn arguments.
@@ -79,6 +99,25 @@ public:
   std::vector<double> output(const std::string &name, int set = 0) const;
   /// Refills the outputs of set `set` with the sentinel.
   void resetOutputs(int set = 0);
+  /// True if no element of set `set`'s output storages outside the views
+  /// (the gaps of strided outputs) changed from the sentinel.
+  bool outputGapsIntact(int set = 0) const;
+
+  /// Element `flat` (row-major over the view's shape) of an input by name:
+  /// "query", "keyIn", "value", "dy", "queryRope", "keyInRope",
+  /// "attentionIn", "softmaxMax", "softmaxSum", "sink", "pse", "dropMask",
+  /// "attenMask"; read through the view.
+  double input(const std::string &name, int64_t flat) const;
+  /// Stores `value` (rounded to the tensor's dtype) into that element.
+  void setInput(const std::string &name, int64_t flat, double value);
+  /// The element count of an input by name (0 when it is absent).
+  int64_t inputNumel(const std::string &name) const;
+  /// Section 3 in float64 from the current inputs (the builder's own
+  /// reading of the config, independent of the reference).
+  Forward forward() const;
+  /// Recomputes attentionIn, softmaxMax and softmaxSum from the current
+  /// inputs, as the constructor does.
+  void refreshForward();
 
 private:
   struct Impl;
