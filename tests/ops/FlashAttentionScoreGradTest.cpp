@@ -15,6 +15,7 @@
 #include "ops/runtime/Status.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -567,33 +568,32 @@ TEST(FlashAttentionScoreGradScenarioChecks, InconsistentAttentionIn) {
   EXPECT_NE(consistent.output("dq", 1), data.output("dq", 1));
 }
 
-/// Item 16: two runs, and one versus two threads, are bitwise equal.
+/// Item 16: two runs, and one versus two (and three) threads, are bitwise
+/// equal. A launch uses OpenMP's thread count at the time of the call
+/// (TILEJIT_NUM_THREADS is read once per process and only caps it), so the
+/// count is set per run with omp_set_num_threads.
 TEST(FlashAttentionScoreGradScenarioChecks, Deterministic) {
   fag::Config c = base(DataType::Float16, {37, 0, 65, 20}, {50, 9, 65, 31}, 4, 1, 64);
   c.sink = true;
   c.keepProb = 0.9;
   fag::Data data(c);
-  auto runWith = [&](const char *threads) {
-    const char *old = std::getenv("TILEJIT_NUM_THREADS");
-    const std::string saved = old ? old : "";
-    if (threads)
-      setenv("TILEJIT_NUM_THREADS", threads, 1);
+  const int saved = omp_get_max_threads();
+  auto runWith = [&](int threads) {
+    omp_set_num_threads(threads);
     data.resetOutputs(0);
     const runtime::Status s = runOperator(data.args());
-    if (old)
-      setenv("TILEJIT_NUM_THREADS", saved.c_str(), 1);
-    else
-      unsetenv("TILEJIT_NUM_THREADS");
+    omp_set_num_threads(saved);
     EXPECT_TRUE(s) << s.message();
     std::vector<std::vector<double>> outs;
     for (const char *name : {"dq", "dk", "dv", "dsink"})
       outs.push_back(data.output(name));
     return outs;
   };
-  const auto first = runWith(nullptr);
-  EXPECT_EQ(first, runWith(nullptr)) << "two runs";
-  EXPECT_EQ(runWith("1"), runWith("2")) << "one versus two threads";
-  EXPECT_EQ(first, runWith("1")) << "default versus one thread";
+  const auto first = runWith(saved);
+  EXPECT_EQ(first, runWith(saved)) << "two runs";
+  EXPECT_EQ(runWith(1), runWith(2)) << "one versus two threads";
+  EXPECT_EQ(first, runWith(1)) << "default versus one thread";
+  EXPECT_EQ(first, runWith(3)) << "default versus three threads";
 }
 
 /// Item 17: T1 = T2 = 0 succeeds and writes nothing.
