@@ -440,6 +440,10 @@ const std::string &Compiler::targetName() const {
 }
 unsigned Compiler::vectorLanes() const { return impl_->target.info.f32Lanes(); }
 bool Compiler::hasBf16Dot() const { return impl_->target.info.hasBf16Dot; }
+
+bool Compiler::hasFastBf16Products() const {
+  return impl_->target.info.hasAmxBf16 || impl_->target.info.bf16DotFast;
+}
 bool Compiler::prefetchesIntoL2(int64_t bytes) const {
   return impl_->target.info.prefetchesIntoL2(bytes);
 }

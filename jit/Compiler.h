@@ -205,6 +205,9 @@ public:
   /// Whether the target sums bf16 products in pairs (AVX512-BF16), which
   /// the few-rows mma forms then use for bf16 x bf16.
   bool hasBf16Dot() const;
+  /// True where an mma of bf16 operands with many rows outruns the same mma
+  /// widened to f32 (AMX tiles, or AMD's `vdpbf16ps`).
+  bool hasFastBf16Products() const;
   /// Whether generated code requests a prefetched region of `bytes` into L2
   /// only, by the L1 data cache code generation assumes (the host's, or
   /// TILEJIT_L1D_BYTES): hand-written code that prefetches follows it.

@@ -16,6 +16,9 @@
 #include <cstdlib>
 #include <cstdio>
 #include <mutex>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 
 #include <unistd.h>
 
@@ -51,6 +54,21 @@ void initializeLLVM() {
     llvm::InitializeNativeTargetAsmParser();
     tuneCodeGeneration();
   });
+}
+
+/// Asks Linux for the AMX tile data state (ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA): a process must before any thread executes an AMX
+/// instruction. Once per process; false where it is refused.
+bool requestAmxPermission() {
+  static const bool granted = [] {
+#if defined(__linux__) && defined(__x86_64__)
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return granted;
 }
 
 bool hostHas(const llvm::StringMap<bool> &f,
@@ -130,9 +148,18 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
         features += ',';
       features += n;
     }
-    t.info.features = features;
     t.info.vectorBits = 512;
     t.info.hasBf16Dot = hostHas(f, {"avx512bf16"});
+    // AMX: the tile registers need the kernel's leave (once per process);
+    // without it they stay off, in the features too (the tiling key).
+    t.info.hasAmxBf16 = hostHas(f, {"amx-tile", "amx-bf16"}) && requestAmxPermission();
+    if (!t.info.hasAmxBf16)
+      for (const char *amx : {"amx-tile", "amx-bf16", "amx-int8", "amx-fp16", "amx-complex"}) {
+        std::string on = std::string("+") + amx;
+        if (size_t at = features.find(on); at != std::string::npos)
+          features[at] = '-';
+      }
+    t.info.features = features;
     // AMD cores (znver*) sum a vector of bf16 pairs per cycle, twice the
     // f32 FMA's products; the Intel host measured half a `vdpbf16ps` per
     // cycle and core, fewer products than its two FMA pipes (docs/dsl.md 8.7).

@@ -144,8 +144,33 @@ void CodeGen::copyBuffer(const ir::Value *from, const ir::Value *to) {
   if (from->bufferOffset() == to->bufferOffset())
     return;
   int64_t bytes = from->type().numElements() * ir::byteWidth(from->type().elem());
-  b_.CreateMemCpy(bufferOf(to), llvm::MaybeAlign(64), bufferOf(from),
-                  llvm::MaybeAlign(64), bytes);
+  emitInlineCopy(bufferOf(to), bufferOf(from), bytes);
+}
+
+void CodeGen::emitInlineCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes) {
+  // Vector moves, no library call: a call costs more than a short copy,
+  // and in a kernel with AMX tiles it also reloads the tile configuration.
+  llvm::Type *i8 = b_.getInt8Ty();
+  const int64_t wide = static_cast<int64_t>(lanes_) * 4;
+  auto move = [&](llvm::Value *o, int64_t size) {
+    llvm::Type *t = size >= 8 ? static_cast<llvm::Type *>(llvm::FixedVectorType::get(
+                                    b_.getInt64Ty(), static_cast<unsigned>(size / 8)))
+                              : b_.getIntNTy(static_cast<unsigned>(size * 8));
+    llvm::Value *v = b_.CreateAlignedLoad(t, b_.CreateGEP(i8, src, o), llvm::Align(1));
+    b_.CreateAlignedStore(v, b_.CreateGEP(i8, dst, o), llvm::Align(1));
+  };
+  int64_t done = 0;
+  if (bytes > 32 * wide) {
+    const int64_t step = 4 * wide;
+    done = bytes / step * step;
+    emitLoop(i64(0), i64(done), step, [&](llvm::Value *o) {
+      for (int64_t k = 0; k < step; k += wide)
+        move(b_.CreateAdd(o, i64(k)), wide);
+    });
+  }
+  for (int64_t size = wide; size >= 1; size /= 2)
+    for (; bytes - done >= size; done += size)
+      move(i64(done), size);
 }
 
 void CodeGen::emitLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
@@ -297,6 +322,8 @@ void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, uns
   if (!stream) {
     if (mayOverlap)
       b_.CreateMemMove(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
+    else if (bytes <= 32 * static_cast<int64_t>(lanes_) * 4)
+      emitInlineCopy(dst, src, bytes);
     else
       b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
     return;
@@ -1116,7 +1143,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
         }
         llvm::Value *gp = elemPtr(k, globalBase, g), *lp = elemPtr(k, buf, l);
         if (isLoad)
-          b_.CreateMemCpy(lp, llvm::MaybeAlign(eb), gp, llvm::MaybeAlign(eb), rowBytes);
+          emitRowCopy(lp, gp, rowBytes, eb, /*stream=*/false, /*mayOverlap=*/false);
         else
           emitRowCopy(gp, lp, rowBytes, eb, stream, /*mayOverlap=*/false);
       });

@@ -40,6 +40,9 @@ struct TargetInfo {
   /// `vdpbf16ps` sums more products per cycle than the f32 FMAs: the mma
   /// with many rows takes bf16 operands as pairs only then.
   bool bf16DotFast = false;
+  /// AMX with bf16 (`tdpbf16ps` on 16 x 16 f32 tiles): the mma with many
+  /// rows takes bf16 operands there.
+  bool hasAmxBf16 = false;
   /// The L1 data cache of one core in bytes (0: unknown).
   unsigned l1dBytes = 0;
   unsigned f32Lanes() const { return vectorBits / 32; }

@@ -221,12 +221,18 @@ private:
   /// Packs an mma operand (`emit` gets where it is): once, before the
   /// outermost loop around the mma in which `v` does not change, or here.
   void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);
+  /// The bf16 mma on AMX tiles (CodeGenMma.cpp).
+  void emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB, llvm::Value *C,
+                  int64_t M, int64_t N, int64_t K);
   /// The bf16 pairs form of an mma with many rows (CodeGenMma.cpp).
   void emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
-                        llvm::Value *C, int64_t M, int64_t N, int64_t K);
+                        llvm::Value *C, int64_t M, int64_t N, int64_t K, bool amx);
   /// Stores whose fast path the producing fused loop already did: the
   /// in-bounds flag, so the store emits only the slow path.
   llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;
+  /// Copies `bytes` from `src` to `dst` (not overlapping) with vector
+  /// moves, a loop for long copies: no library call.
+  void emitInlineCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes);
   /// Copies one tile row of `bytes` from `src` to `dst`: with `stream`, in
   /// 16-byte non-temporal stores (the caller checked alignment and overlap);
   /// otherwise memmove if `mayOverlap`, else memcpy.

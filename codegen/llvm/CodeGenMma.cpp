@@ -191,10 +191,13 @@ void CodeGen::emitMma(const ir::Op &op) {
   // Many rows, bf16 on both sides, on a host whose `vdpbf16ps` outruns its
   // f32 FMAs (bf16DotFast): it sums the products of k and k + 1 into each
   // lane (as the few-rows forms), over operands packed into pairs (below).
+  // On AMX: whole tiles only (M and N multiples of 16, K of 32): every
+  // tile then has one shape and the 8 tile registers serve any of them.
+  const bool amx = target_.hasAmxBf16 && M % 16 == 0 && N % 16 == 0 && K % 32 == 0;
   const bool bf16Many = !few && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 && L == 16 &&
-                        target_.bf16DotFast && K % 2 == 0;
+                        (target_.bf16DotFast || amx) && K % 2 == 0;
   if (bf16Many) {
-    emitMmaBf16Pairs(op, fa, fb, C, M, N, K);
+    emitMmaBf16Pairs(op, fa, fb, C, M, N, K, amx);
     return;
   }
   // A as f32 [M, K], rows lda apart; packed when needed.
@@ -532,7 +535,7 @@ void CodeGen::emitMma(const ir::Op &op) {
 /// outermost of them (a key block's transposed panel serves every query
 /// block of the flash-attention backward).
 void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
-                               llvm::Value *C, int64_t M, int64_t N, int64_t K) {
+                               llvm::Value *C, int64_t M, int64_t N, int64_t K, bool amx) {
   auto &b = b_;
   const unsigned L = lanes_;
   const bool ta = op.attrs().transA, tb = op.attrs().transB;
@@ -579,8 +582,9 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
   // Transposes the 32-bit pairs of a [X, K] bf16 tile (rows ld apart) into
   // dst [K / 2, X]: 16 x 16 blocks through registers, the edges one pair at
   // a time.
-  auto transposePairs = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X) {
-    const int64_t xFull = X / L * L, pFull = KH / L * L;
+  auto transposePairs = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
+                            int64_t W) {
+    const int64_t xFull = X / L * L, pFull = W / L * L;
     auto pairAt = [&](llvm::Value *x, llvm::Value *p) {
       return b.CreateAlignedLoad(i32, at16(src, b.CreateAdd(b.CreateMul(x, ld),
                                                             b.CreateMul(p, i64(2)))),
@@ -629,14 +633,14 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
         });
       });
     };
-    edge(0, xFull, pFull, KH);
-    edge(xFull, X, 0, KH);
+    edge(0, xFull, pFull, W);
+    edge(xFull, X, 0, W);
   };
 
   llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * N));
   packOperand(op.operand(1), [&](const Forwarded &f) {
     if (tb)
-      transposePairs(f.base, f.strides[0], PB, N); // b is [N, K]
+      transposePairs(f.base, f.strides[0], PB, N, KH); // b is [N, K]
     else
       interleave(f.base, f.strides[0], PB, N); // b is [K, N]
   });
@@ -647,8 +651,25 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
       interleave(f.base, f.strides[0], PA, M); // a is [K, M]
     });
   }
-  (void)fa;
   (void)fb;
+  if (amx) {
+    // A as [M, K] bf16 rows: in place, or (transA) the pairs [K / 2, M]
+    // transposed as words into [M, K / 2].
+    llvm::Value *AR = fa.base, *ldaBytes = nullptr;
+    if (ta) {
+      llvm::Value *PAT = allocaEntry(i32, static_cast<uint64_t>(KH * M));
+      packOperand(op.operand(0), [&](const Forwarded &) {
+        transposePairs(PA, i64(2 * M), PAT, KH, M);
+      });
+      AR = PAT;
+      ldaBytes = i64(2 * K);
+    } else {
+      ldaBytes = b.CreateMul(fa.strides[0], i64(2));
+    }
+    emitMmaAmx(AR, ldaBytes, PB, C, M, N, K);
+    return;
+  }
+  (void)fa;
   // The pair of a for row m at pair p, as a splat of 16 pairs.
   auto aPair = [&](llvm::Value *m, llvm::Value *p) {
     llvm::Value *w =
@@ -714,6 +735,86 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
     emitLoop(i64(0), i64(nFull), NR, [&](llvm::Value *n0) { columnBlock(n0, NR); });
   if (nFull < N)
     columnBlock(i64(nFull), N - nFull);
+}
+
+/// The bf16 mma on AMX: C [M, N] f32 += A [M, K] bf16 (rows `ldaBytes`
+/// apart) times B, packed as pairs [K / 2, N]. Blocks of 2 x 2 tiles of
+/// 16 x 16 f32 stay in tile registers over K, 32 k (16 pairs) a
+/// `tdpbf16ps`: two A tiles of 16 rows x 32 k, two B tiles of 16 pairs x 16
+/// columns. Edges take smaller tile shapes; the K steps are unrolled, so
+/// no tile value crosses a block boundary (LLVM configures the tiles).
+void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
+                         llvm::Value *C, int64_t M, int64_t N, int64_t K) {
+  auto &b = b_;
+  auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  auto i16 = [&](int64_t v) { return b.getInt16(static_cast<uint16_t>(v)); };
+  llvm::Type *i8 = b.getInt8Ty();
+  auto byteAt = [&](llvm::Value *base, llvm::Value *off) { return b.CreateGEP(i8, base, off); };
+  llvm::Value *cStride = i64(N * 4), *bStride = i64(N * 4);
+  // One block: rows [m0, m0 + r0 + r1), columns [n0, n0 + c0 + c1) (the
+  // second tile of a side absent when its extent is 0).
+  auto block = [&](llvm::Value *m0, int64_t r0, int64_t r1, llvm::Value *n0, int64_t c0,
+                   int64_t c1) {
+    const int64_t rows[2] = {r0, r1}, cols[2] = {c0, c1};
+    llvm::Value *tc[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+    auto cPtr = [&](int i, int j) {
+      llvm::Value *row = b.CreateAdd(m0, i64(16 * i));
+      llvm::Value *col = b.CreateAdd(n0, i64(16 * j));
+      return byteAt(C, b.CreateMul(b.CreateAdd(b.CreateMul(row, i64(N)), col), i64(4)));
+    };
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        if (rows[i] && cols[j])
+          tc[i][j] = b.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64_internal, {},
+                                       {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride});
+    for (int64_t kc = 0; kc < K; kc += 32) {
+      const int64_t kk = std::min<int64_t>(32, K - kc); // even
+      // The B tiles first, then one A tile at a time: at most 4 + 2 + 1
+      // tiles live of the 8 registers.
+      llvm::Value *tbv[2] = {nullptr, nullptr};
+      for (int j = 0; j < 2; ++j)
+        if (cols[j]) {
+          llvm::Value *col = b.CreateAdd(n0, i64(16 * j));
+          llvm::Value *ptr =
+              byteAt(PB, b.CreateMul(b.CreateAdd(i64(kc / 2 * N), col), i64(4)));
+          tbv[j] = b.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64_internal, {},
+                                     {i16(kk / 2), i16(cols[j] * 4), ptr, bStride});
+        }
+      for (int i = 0; i < 2; ++i) {
+        if (!rows[i])
+          continue;
+        llvm::Value *row = b.CreateAdd(m0, i64(16 * i));
+        llvm::Value *ptr = byteAt(A, b.CreateAdd(b.CreateMul(row, ldaBytes), i64(2 * kc)));
+        llvm::Value *ta = b.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64_internal, {},
+                                            {i16(rows[i]), i16(2 * kk), ptr, ldaBytes});
+        for (int j = 0; j < 2; ++j)
+          if (tc[i][j])
+            tc[i][j] = b.CreateIntrinsic(
+                llvm::Intrinsic::x86_tdpbf16ps_internal, {},
+                {i16(rows[i]), i16(cols[j] * 4), i16(2 * kk), tc[i][j], ta, tbv[j]});
+      }
+    }
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        if (tc[i][j])
+          b.CreateIntrinsic(llvm::Intrinsic::x86_tilestored64_internal, {},
+                            {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride, tc[i][j]});
+  };
+  const int64_t mFull = M / 32 * 32, nFull = N / 32 * 32;
+  const int64_t mt = M - mFull, nt = N - nFull;
+  const int64_t mr0 = std::min<int64_t>(mt, 16), mr1 = mt - mr0;
+  const int64_t nc0 = std::min<int64_t>(nt, 16), nc1 = nt - nc0;
+  auto rowsOf = [&](llvm::Value *n0, int64_t c0, int64_t c1) {
+    if (mFull > 0)
+      emitLoop(i64(0), i64(mFull), 32,
+               [&](llvm::Value *m0) { block(m0, 16, 16, n0, c0, c1); });
+    if (mt)
+      block(i64(mFull), mr0, mr1, n0, c0, c1);
+  };
+  if (nFull > 0)
+    emitLoop(i64(0), i64(nFull), 32, [&](llvm::Value *n0) { rowsOf(n0, 16, 16); });
+  if (nt)
+    rowsOf(i64(nFull), nc0, nc1);
 }
 
 } // namespace tilejit::codegen

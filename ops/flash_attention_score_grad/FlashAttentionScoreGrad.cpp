@@ -235,6 +235,8 @@ Status getKernels(Plan &pl, runtime::Executor &executor) {
     }
     if (p.sink)
       spec.push_back({"SINK", "true"});
+    if (p.dtype == DataType::BFloat16 && jit::Compiler::instance().hasFastBf16Products())
+      spec.push_back({"BFP", "true"});
     if (Status s = get("fag_main", spec, pl.main); !s)
       return s;
   }

@@ -169,7 +169,9 @@ TEST(Mma, TransposedAAndLoopInvariantB) {
   struct Shape {
     int64_t m, n, k;
   };
-  const Shape shapes[] = {{16, 48, 64}, {9, 33, 18}, {64, 64, 64}, {24, 20, 34}, {40, 128, 2}};
+  // Whole AMX tiles (16 x 16, K a multiple of 32) and not.
+  const Shape shapes[] = {{16, 48, 64}, {9, 33, 18}, {64, 64, 64}, {24, 20, 34},
+                          {40, 128, 2}, {32, 64, 96}, {48, 16, 32}};
   const int64_t R = 3;
   for (jit::TargetLevel level : levels())
     for (const char *type : {"f32", "bf16"})
