@@ -23,7 +23,12 @@ bool flashAttentionScoreGradHandwritten(
                             __builtin_cpu_supports("avx512bw") &&
                             __builtin_cpu_supports("avx512vl") &&
                             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  static const bool bf16Dot = cpuOk && __builtin_cpu_supports("avx512bf16");
+  // vdpbf16ps outruns the f32 FMAs on Zen 4 (two a cycle); on the Intel
+  // cores with AVX512-BF16 it runs at half their rate (bf16DotPeakGflops
+  // measures it), so bf16 runs on f32 panels there: the code generator's
+  // rule (jit/KernelJIT.cpp, bf16DotFast).
+  static const bool bf16Dot =
+      cpuOk && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_is("amd");
   if (!cpuOk || std::string(handwrittenIsa()) != "avx512")
     return false;
   fag::Problem p;

@@ -21,6 +21,10 @@
 // an f32 slot per part, summed in part order afterwards. Nothing depends on
 // the thread count: the results are bitwise equal for any.
 //
+// bf16 on hosts with AVX512-BF16: S and dP (the products over D) run on the
+// inputs' bf16 pairs with `vdpbf16ps` (Kᵀ and Vᵀ packed as pairs per KV
+// block); the three products with P or dS stay on f32 FMAs.
+//
 //===----------------------------------------------------------------------===//
 #include "ops/flash_attention_score_grad/FagTwin.h"
 
@@ -53,6 +57,7 @@ struct FreeDeleter {
   void operator()(float *p) const { std::free(p); }
 };
 using Buffer = std::unique_ptr<float[], FreeDeleter>;
+/// `n` floats (or 2n bf16), 64-byte aligned, uninitialised.
 Buffer allocate(int64_t n) {
   const size_t bytes = static_cast<size_t>(roundUp(std::max<int64_t>(n, 16) * 4, 64));
   return Buffer(static_cast<float *>(std::aligned_alloc(64, bytes)));
@@ -187,6 +192,48 @@ void gemm(int64_t rows, int64_t cols, int64_t kLen, const float *a, int64_t as, 
   }
 }
 
+/// The bf16 form for the two products over D (S = Q Kᵀ, dP = dY Vᵀ), 64
+/// columns: C[r][c] = Σ_p A[r·as + p] · B[p·kBc + c], each element a pair of
+/// bf16 (the lower one first), `vdpbf16ps` accumulating in f32.
+template <int MR>
+__attribute__((target("avx512bf16"))) void dotTile(int64_t pairs, const uint32_t *a,
+                                                   int64_t as, const uint32_t *b, float *c) {
+  __m512 acc[MR][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      acc[r][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < pairs; ++k) {
+    __m512bh bv[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      bv[v] = (__m512bh)_mm512_loadu_si512(b + k * kBc + 16 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh x = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[r * as + k]));
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v)
+        acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, bv[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      _mm512_storeu_ps(c + r * kBc + 16 * v, acc[r][v]);
+}
+
+/// C[rows][kBc] = A · B on bf16 pairs.
+void dotGemm(int64_t rows, int64_t pairs, const uint32_t *a, int64_t as, const uint32_t *b,
+             float *c) {
+  using DotFn = void (*)(int64_t, const uint32_t *, int64_t, const uint32_t *, float *);
+  static const DotFn table[kMr] = {dotTile<1>, dotTile<2>, dotTile<3>,
+                                   dotTile<4>, dotTile<5>, dotTile<6>};
+  for (int64_t r0 = 0; r0 < rows; r0 += kMr)
+    table[std::min<int64_t>(kMr, rows - r0) - 1](pairs, a + r0 * as, as, b, c + r0 * kBc);
+}
+
 //===----------------------------------------------------------------------===//
 // The backward
 //===----------------------------------------------------------------------===//
@@ -197,7 +244,7 @@ struct Program {
 
 class Backward {
 public:
-  explicit Backward(const Problem &p) : p_(p) {}
+  Backward(const Problem &p, bool dot) : p_(p), dot_(dot) {}
   void run();
 
 private:
@@ -219,8 +266,10 @@ private:
   }
 
   const Problem &p_;
+  const bool dot_; ///< S and dP on bf16 pairs
   int64_t dp_ = 0, dvp_ = 0, parts_ = 1;
   Buffer q_, dy_, k_, v_;           ///< [head][token][dp_ or dvp_]
+  Buffer qb_, dyb_;                 ///< with dot_: q, dy as bf16, [head][token][dp_ or dvp_]
   Buffer mx_, invL_, delta_;        ///< [n1][t1]
   Buffer dqPart_, rowPdP_;          ///< [parts][n1][t1][dp_], [parts][n1][t1]
   std::vector<Program> programs_;
@@ -234,6 +283,10 @@ void Backward::prepass() {
   dy_ = allocate(p.n1 * p.t1 * dvp_);
   k_ = allocate(p.n2 * p.t2 * dp_);
   v_ = allocate(p.n2 * p.t2 * dvp_);
+  if (dot_) {
+    qb_ = allocate(p.n1 * p.t1 * dp_ / 2);
+    dyb_ = allocate(p.n1 * p.t1 * dvp_ / 2);
+  }
   mx_ = allocate(p.n1 * p.t1);
   invL_ = allocate(p.n1 * p.t1);
   delta_ = allocate(p.n1 * p.t1);
@@ -263,6 +316,14 @@ void Backward::prepass() {
       widenRow(q + ((tok * n1 + h) * d) * es, t, d, qr, dp_);
       widenRow(dy + ((tok * n1 + h) * dv) * es, t, dv, dyr, dvp_);
       widenRow(o + ((tok * n1 + h) * dv) * es, t, dv, orow.data(), dvp_);
+      if (dot_) {
+        uint16_t *qb = reinterpret_cast<uint16_t *>(qb_.get()) + (h * t1 + tok) * dp_;
+        uint16_t *dyb = reinterpret_cast<uint16_t *>(dyb_.get()) + (h * t1 + tok) * dvp_;
+        std::memcpy(qb, q + ((tok * n1 + h) * d) * es, static_cast<size_t>(d * 2));
+        std::fill(qb + d, qb + dp_, uint16_t{0});
+        std::memcpy(dyb, dy + ((tok * n1 + h) * dv) * es, static_cast<size_t>(dv * 2));
+        std::fill(dyb + dv, dyb + dvp_, uint16_t{0});
+      }
       __m512 acc = _mm512_setzero_ps();
       for (int64_t c = 0; c < dvp_; c += 16)
         acc = _mm512_fmadd_ps(_mm512_loadu_ps(dyr + c), _mm512_loadu_ps(orow.data() + c), acc);
@@ -343,6 +404,9 @@ void Backward::runProgram(const Program &w, float *scratch) {
   float *pb = sb + kBr * kBc;          // [kBr][kBc]: dP, then dS
   float *dkAcc = pb + kBr * kBc;       // [kBc][dp]
   float *dvAcc = dkAcc + kBc * dp;     // [kBc][dvp]
+  // With dot_: Kᵀ and Vᵀ as bf16 pairs, [dp / 2][kBc] and [dvp / 2][kBc].
+  uint32_t *ktp = reinterpret_cast<uint32_t *>(dvAcc + kBc * dvp);
+  uint32_t *vtp = ktp + dp / 2 * kBc;
   // This part's dQ slot and row sums start at zero.
   for (int64_t gi = 0; gi < g; ++gi) {
     const int64_t h = w.n2 * g + gi;
@@ -368,11 +432,26 @@ void Backward::runProgram(const Program &w, float *scratch) {
     const int64_t j0 = kb * kBc, cols = std::min(kBc, skv - j0);
     const float *kn = k_.get() + (w.n2 * t2 + k0 + j0) * dp;
     const float *vn = v_.get() + (w.n2 * t2 + k0 + j0) * dvp;
-    for (int64_t c = 0; c < kBc; ++c) {
+    for (int64_t c = 0; c < kBc && !dot_; ++c) {
       for (int64_t e = 0; e < dp; ++e)
         kt[e * kBc + c] = c < cols ? kn[c * dp + e] : 0.0f;
       for (int64_t e = 0; e < dvp; ++e)
         vt[e * kBc + c] = c < cols ? vn[c * dvp + e] : 0.0f;
+    }
+    if (dot_) {
+      const uint16_t *kIn = p.k.as<const uint16_t>(), *vIn = p.v.as<const uint16_t>();
+      auto pack = [&](const uint16_t *in, int64_t width, int64_t padded, uint32_t *out) {
+        for (int64_t c = 0; c < kBc; ++c) {
+          const uint16_t *row = in + ((k0 + j0 + c) * p.n2 + w.n2) * width;
+          for (int64_t e = 0; e < padded; e += 2) {
+            const uint32_t lo = c < cols && e < width ? row[e] : 0;
+            const uint32_t hi = c < cols && e + 1 < width ? row[e + 1] : 0;
+            out[e / 2 * kBc + c] = lo | hi << 16;
+          }
+        }
+      };
+      pack(kIn, p.d, dp, ktp);
+      pack(vIn, p.dv, dvp, vtp);
     }
     std::memset(dkAcc, 0, static_cast<size_t>(kBc * dp) * sizeof(float));
     std::memset(dvAcc, 0, static_cast<size_t>(kBc * dvp) * sizeof(float));
@@ -389,8 +468,15 @@ void Backward::runProgram(const Program &w, float *scratch) {
         const int64_t row0 = h * t1 + q0 + i0;
         const float *qi = q_.get() + row0 * dp, *dyi = dy_.get() + row0 * dvp;
         float *dqi = dqPart_.get() + (w.part * p.n1 * t1 + row0) * dp;
-        gemm(rows, kBc, dp, qi, dp, 1, kt, kBc, sb, kBc, false);
-        gemm(rows, kBc, dvp, dyi, dvp, 1, vt, kBc, pb, kBc, false);
+        if (dot_) {
+          dotGemm(rows, dp / 2, reinterpret_cast<const uint32_t *>(qb_.get()) + row0 * dp / 2,
+                  dp / 2, ktp, sb);
+          dotGemm(rows, dvp / 2, reinterpret_cast<const uint32_t *>(dyb_.get()) + row0 * dvp / 2,
+                  dvp / 2, vtp, pb);
+        } else {
+          gemm(rows, kBc, dp, qi, dp, 1, kt, kBc, sb, kBc, false);
+          gemm(rows, kBc, dvp, dyi, dvp, 1, vt, kBc, pb, kBc, false);
+        }
         const __m512 sg = _mm512_set1_ps(sigma);
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t e = row0 + r;
@@ -495,7 +581,7 @@ void Backward::run() {
   dqPart_ = allocate(parts_ * p.n1 * p.t1 * dp_);
   if (p.sink)
     rowPdP_ = allocate(parts_ * p.n1 * p.t1);
-  const int64_t scratchFloats = (dp_ + dvp_) * kBc * 2 + 2 * kBr * kBc;
+  const int64_t scratchFloats = (dp_ + dvp_) * kBc * 2 + 2 * kBr * kBc + (dp_ + dvp_) / 2 * kBc;
   const int64_t count = static_cast<int64_t>(programs_.size());
 #pragma omp parallel
   {
@@ -510,8 +596,7 @@ void Backward::run() {
 } // namespace
 
 void scoreGradAvx512(const Problem &p, bool bf16Dot) {
-  (void)bf16Dot;
-  Backward(p).run();
+  Backward(p, bf16Dot).run();
 }
 
 } // namespace tilejit::ops::fag

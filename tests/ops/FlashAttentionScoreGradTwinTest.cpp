@@ -8,6 +8,7 @@
 // the operator.
 //
 //===----------------------------------------------------------------------===//
+#include "ops/flash_attention_score_grad/FagTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "ops/samples/Samples.h"
@@ -175,6 +176,30 @@ TEST_P(FlashAttentionScoreGradTwin, BitwiseEqualForOneAndTwoThreads) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, FlashAttentionScoreGradTwin, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case> &i) { return i.param.name; });
+
+// bf16 in both forms whatever the host would choose: f32 panels, and S and
+// dP on bf16 pairs where the host has AVX512-BF16.
+TEST(FlashAttentionScoreGradTwinBf16Forms, MatchReference) {
+  if (std::string(handwrittenIsa()) != "avx512")
+    GTEST_SKIP() << "the twin runs on AVX-512 hosts only";
+  fag::Config c = make(DataType::BFloat16, {70, 0, 130}, {90, 5, 130}, 4, 2, 72, 3);
+  c.sink = true;
+  fag::Data data(c);
+  const Args refArgs = data.argsWithFreshOutputs();
+  flashAttentionScoreGradReference(refArgs);
+  fag::Problem p;
+  ASSERT_TRUE(fag::validate(data.args(), p));
+  for (bool dot : {false, true}) {
+    if (dot && !__builtin_cpu_supports("avx512bf16"))
+      continue;
+    data.resetOutputs(0);
+    fag::scoreGradAvx512(p, dot);
+    const Tolerance t = toleranceFor(DataType::BFloat16);
+    for (const char *name : {"dq", "dk", "dv"})
+      expectClose(data.output(name, 0), data.output(name, 1), t,
+                  std::string(name) + (dot ? " (bf16 pairs)" : " (f32 panels)"));
+  }
+}
 
 TEST(FlashAttentionScoreGradTwinCoverage, LeavesExplicitMasksAndStridesToTheOperator) {
   fag::Config c = make(DataType::Float, {16}, {16}, 1, 1, 16);
