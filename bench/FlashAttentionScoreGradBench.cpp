@@ -8,7 +8,9 @@
 // (5 products x 2 D per kept (i, j) per query head, kept positions counted
 // exactly from Problem::band) / time; `of_fma_peak` against the f32 FMA
 // peak x threads; `of_bf16_peak` (bf16) against the vdpbf16ps peak x
-// threads. BM_FlashAttentionScoreGrad times the generated operator (phase 1
+// threads (on Intel cores with AVX512-BF16 that peak is half the f32 FMA
+// peak, and both implementations run bf16 on f32 FMAs there, so this ratio
+// can exceed 1). BM_FlashAttentionScoreGrad times the generated operator (phase 1
 // included) and reports `vs_handwritten` = twin time / generated time (> 1:
 // generated faster), the median over alternating runs;
 // BM_FlashAttentionScoreGradHandwritten times the twin alone. Problems
