@@ -56,6 +56,21 @@ __attribute__((target("avx2,fma"))) double fmaAvx2(long iters) {
   return out[0];
 }
 
+__attribute__((target("avx512f,avx512bf16"))) double dotBf16(long iters) {
+  __m512 acc[12];
+  for (auto &a : acc)
+    a = _mm512_set1_ps(1.0f);
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80); // (1, 1) in bf16
+  const __m512bh y = (__m512bh)_mm512_set1_epi32(0x33d633d6); // about 1e-7
+  for (long i = 0; i < iters; ++i)
+    for (auto &a : acc)
+      a = _mm512_dpbf16_ps(a, x, y);
+  __m512 s = acc[0];
+  for (int i = 1; i < 12; ++i)
+    s = _mm512_add_ps(s, acc[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
 volatile double sink;
 
 } // namespace
@@ -66,6 +81,14 @@ double fmaPeakGflops() {
   int lanes = wide ? 16 : 8;
   double s = bestSeconds([&] { sink = wide ? fmaAvx512(iters) : fmaAvx2(iters); }, 3);
   return 12.0 * iters * lanes * 2 / s / 1e9;
+}
+
+double bf16DotPeakGflops() {
+  if (!__builtin_cpu_supports("avx512bf16"))
+    return 0;
+  const long iters = 20'000'000;
+  double s = bestSeconds([&] { sink = dotBf16(iters); }, 3);
+  return 12.0 * iters * 16 * 4 / s / 1e9;
 }
 
 /// Integer sum of `n` bytes at `p`, read with four independent AVX2

@@ -19,6 +19,9 @@ namespace tilejit::bench {
 
 /// Single-core f32 FMA peak in GFLOP/s (2 flops per lane per FMA).
 double fmaPeakGflops();
+/// Single-core bf16 dot-product peak in GFLOP/s: independent `vdpbf16ps`
+/// chains (2 products and 2 adds per f32 lane each); 0 without AVX512-BF16.
+double bf16DotPeakGflops();
 /// Read bandwidth in GB/s over a buffer of `bytes`, with `threads` threads.
 double readBandwidthGBs(size_t bytes, int threads);
 /// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
