@@ -51,7 +51,8 @@ bool runFirstCall(const Args &args,
     r.compiled = use.compiled;
     r.compileMs = use.compiled ? use.kernel->times().total : 0;
   }
-  if (runtime::Status run = first.run({}); !run) {
+  std::vector<unsigned char> workspace(first.workspaceSize());
+  if (runtime::Status run = first.run({workspace.data(), workspace.size()}); !run) {
     r.error = run.message();
     return false;
   }
@@ -90,6 +91,8 @@ std::vector<Workload> increFlashAttentionV4Workloads();
 std::vector<BuiltinKernel> increFlashAttentionV4Kernels();
 std::vector<Workload> nsaCompressWithCacheWorkloads();
 std::vector<BuiltinKernel> nsaCompressWithCacheKernels();
+std::vector<Workload> flashAttentionScoreGradWorkloads();
+std::vector<BuiltinKernel> flashAttentionScoreGradKernels();
 
 } // namespace tilejit::ops
 

@@ -45,8 +45,11 @@ const char *kindOf(DataType t) {
 
 /// Work items for the deterministic schedule: at least this many in all,
 /// whatever the thread count (the split decides the dQ summation order, so
-/// it must not depend on the machine).
-constexpr int64_t kMinItems = 32;
+/// it must not depend on the machine), but no chunk of fewer than
+/// kMinChunkBlocks KV blocks: every chunk adds a slice of dQ partials to
+/// zero, update and sum.
+constexpr int64_t kMinItems = 16;
+constexpr int64_t kMinChunkBlocks = 4;
 
 /// The prepared call: the problem, the kernels, the host tables.
 struct Plan {
@@ -116,8 +119,9 @@ Status plan(Plan &pl) {
       cost[static_cast<size_t>(j)] = 1 + std::max<int64_t>(0, (i1 - i0 + pl.bm - 1) / pl.bm);
       totalCost += cost[static_cast<size_t>(j)];
     }
-    const int64_t want = std::clamp<int64_t>(
-        (kMinItems + active * p.n2 - 1) / (active * p.n2), 1, nb);
+    const int64_t want =
+        std::clamp<int64_t>((kMinItems + active * p.n2 - 1) / (active * p.n2), 1,
+                            std::max<int64_t>(1, nb / kMinChunkBlocks));
     // Contiguous chunks, each closed once it reaches its share of the cost.
     std::vector<std::pair<int64_t, int64_t>> chunks;
     int64_t start = 0, acc = 0;

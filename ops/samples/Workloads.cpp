@@ -156,7 +156,8 @@ const std::vector<Workload> &workloads() {
     };
     for (auto ops : {scatterPaKvCacheWorkloads, gatherPaKvCacheWorkloads,
                      increFlashAttentionV4Workloads,
-                     nsaCompressWithCacheWorkloads})
+                     nsaCompressWithCacheWorkloads,
+                     flashAttentionScoreGradWorkloads})
       for (Workload &w : ops())
         list.push_back(std::move(w));
     return list;
@@ -188,7 +189,8 @@ const std::vector<BuiltinKernel> &builtinKernels() {
     };
     for (auto ops : {scatterPaKvCacheKernels, gatherPaKvCacheKernels,
                      increFlashAttentionV4Kernels,
-                     nsaCompressWithCacheKernels})
+                     nsaCompressWithCacheKernels,
+                     flashAttentionScoreGradKernels})
       for (BuiltinKernel &k : ops())
         list.push_back(std::move(k));
     return list;
