@@ -12,7 +12,7 @@
 namespace tilejit::ops::fag {
 
 Problem::Band Problem::band(int64_t bi) const {
-  constexpr int64_t U = kUnbounded;
+  static constexpr int64_t U = kUnbounded;
   Band all{-U, U, 0};
   if (mask == MaskForm::None)
     return all;
