@@ -36,7 +36,11 @@ Problem::Band Problem::band(int64_t bi) const {
   case 4:
     return bandBottomRight;
   case 6:
-    return Band{-U, delta, prefix.empty() ? 0 : prefix[static_cast<size_t>(bi)]};
+    // prefix has B entries; trailing (0, 0) batches have none.
+    return Band{-U, delta,
+                static_cast<size_t>(bi) < prefix.size()
+                    ? prefix[static_cast<size_t>(bi)]
+                    : 0};
   case 7:
     return bi == bandBatch ? bandBottomRight : causalBottomRight;
   case 8:

@@ -7,14 +7,15 @@
 //
 // Beyond the spec's list, so that no kernel ever reads or writes outside a
 // tensor: the rope parts must agree with q and k on [T, N], packed counts
-// (N1 * sum sq_b * skv_b) must fit in int64, packed masks must hold enough
-// elements, a dropout mask must be 1-D, and every view the Problem keeps
-// must fit its storage (checked last, after rule 16).
+// (N1 * sum sq_b * skv_b) must fit in int64, a dropout mask must be 1-D,
+// and every view the Problem keeps must fit its storage (checked last,
+// after rule 16).
 //
 //===----------------------------------------------------------------------===//
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -110,14 +111,14 @@ public:
     using Rule = Status (Validator::*)();
     // Rule 3 (the empty problem) returns early from inside requiredPointers.
     static constexpr Rule rules[] = {
-        &Validator::layout,     &Validator::requiredPointers,
-        &Validator::headNum,    &Validator::ranks,
-        &Validator::headDims,   &Validator::rope,
-        &Validator::dtypes,     &Validator::shapes,
-        &Validator::sequences,  &Validator::sparseModeAndMask,
+        &Validator::layout,       &Validator::requiredPointers,
+        &Validator::headNum,      &Validator::ranks,
+        &Validator::headDims,     &Validator::rope,
+        &Validator::dtypes,       &Validator::shapes,
+        &Validator::sequences,    &Validator::sparseModeAndMask,
         &Validator::positionBias, &Validator::dropout,
-        &Validator::statistics, &Validator::sinkRule,
-        &Validator::prefixRule, &Validator::storage};
+        &Validator::statistics,   &Validator::sinkRule,
+        &Validator::prefixRule,   &Validator::storage};
     for (Rule rule : rules) {
       if (Status s = (this->*rule)(); !s)
         return s;
@@ -311,8 +312,8 @@ private:
     const int64_t t1 = q.dim(0), n1 = q.dim(1), d = q.dim(2);
     const int64_t t2 = k.dim(0), n2 = k.dim(1), dv = v.dim(2);
     if (a.headNum != n1)
-      return invalid("headNum: ", a.headNum, " must equal query.shape[1] (N1 = ",
-                     n1, ")");
+      return invalid("headNum: ", a.headNum,
+                     " must equal query.shape[1] (N1 = ", n1, ")");
     if (n2 == 0)
       return invalid("keyIn: kv head count N2 (shape[1]) must be > 0");
     if (n1 % n2 != 0)
@@ -347,14 +348,13 @@ private:
       const TensorView *in;
       const char *inName;
     };
-    const Out outs[] = {
-        {a.dqOut, "dqOut", a.query, "query"},
-        {a.dkOut, "dkOut", a.keyIn, "keyIn"},
-        {a.dvOut, "dvOut", a.value, "value"},
-        {qRope ? written(a.dqRopeOut) : nullptr, "dqRopeOut", qRope,
-         "queryRope"},
-        {kRope ? written(a.dkRopeOut) : nullptr, "dkRopeOut", kRope,
-         "keyInRope"}};
+    const Out outs[] = {{a.dqOut, "dqOut", a.query, "query"},
+                        {a.dkOut, "dkOut", a.keyIn, "keyIn"},
+                        {a.dvOut, "dvOut", a.value, "value"},
+                        {qRope ? written(a.dqRopeOut) : nullptr, "dqRopeOut",
+                         qRope, "queryRope"},
+                        {kRope ? written(a.dkRopeOut) : nullptr, "dkRopeOut",
+                         kRope, "keyInRope"}};
     for (const Out &o : outs)
       if (o.out && o.out->shape != o.in->shape)
         return invalid(o.name, ": shape ", shapeOf(*o.out), " must equal ",
@@ -375,7 +375,8 @@ private:
   //===--------------------------------------------------------------------===//
 
   Status sequences() {
-    const IntArray *cq = a.actualSeqQLenOptional, *ck = a.actualSeqKvLenOptional;
+    const IntArray *cq = a.actualSeqQLenOptional,
+                   *ck = a.actualSeqKvLenOptional;
     if (!cq)
       return invalid("actualSeqQLenOptional: must not be null with layout TND");
     if (!ck)
@@ -461,12 +462,12 @@ private:
       p.mask = MaskForm::PerBatchHead;
     else
       return bad();
-    // The batched forms are read packed: they must hold enough elements.
-    const int64_t need = p.mask == MaskForm::PerBatch ? pairs : packedElems;
-    if (p.mask != MaskForm::Shared && elementCount(m) < need)
-      return invalid("attenMaskOptional: ", shapeOf(m),
-                     " has too few elements for the packed reading (",
-                     need, " needed)");
+    // The batched forms are read packed; their padded shape always holds
+    // enough elements (sq_b <= Sqmax, skv_b <= Skvmax for every b < B).
+    assert((p.mask == MaskForm::Shared ||
+            elementCount(m) >=
+                (p.mask == MaskForm::PerBatch ? pairs : packedElems)) &&
+           "a batched mask too small for its packed reading");
     return Status::ok();
   }
 
@@ -476,16 +477,15 @@ private:
         m.rank() >= 2 && m.dim(-2) == rows && m.dim(-1) == 2048;
     const bool leading =
         m.rank() == 2 ||
-        (m.rank() == 4 && ((m.dim(0) == 1 && m.dim(1) == 1) ||
-                           (m.dim(0) == p.b && (m.dim(1) == 1 ||
-                                                m.dim(1) == p.n1))));
+        (m.rank() == 4 &&
+         ((m.dim(0) == 1 && m.dim(1) == 1) ||
+          (m.dim(0) == p.b && (m.dim(1) == 1 || m.dim(1) == p.n1))));
     if (!lastTwo || !leading)
       return invalid("attenMaskOptional: shape ", shapeOf(m),
                      " does not fit sparseMode ", a.sparseMode,
-                     " (expected the compressed [", rows,
-                     ", 2048], or [1, 1, ", rows, ", 2048], [B, 1, ", rows,
-                     ", 2048] or [B, N1, ", rows, ", 2048] with B = ", p.b,
-                     ", N1 = ", p.n1, ")");
+                     " (expected the compressed [", rows, ", 2048], or [1, 1, ",
+                     rows, ", 2048], [B, 1, ", rows, ", 2048] or [B, N1, ",
+                     rows, ", 2048] with B = ", p.b, ", N1 = ", p.n1, ")");
     p.mask = MaskForm::Compressed;
     return Status::ok();
   }
@@ -541,9 +541,8 @@ private:
 
     if (mode == 0 || mode == 4) {
       for (int64_t bi = 0; bi < p.b; ++bi) {
-        Status s = mode == 0
-                       ? tokens(bi, p.skv(bi), "skv", p.sq(bi), "sq")
-                       : tokens(bi, p.sq(bi), "sq", p.skv(bi), "skv");
+        Status s = mode == 0 ? tokens(bi, p.skv(bi), "skv", p.sq(bi), "sq")
+                             : tokens(bi, p.sq(bi), "sq", p.skv(bi), "skv");
         if (!s)
           return s;
       }
@@ -687,7 +686,8 @@ private:
         {given(a.softmaxSumOptional), "softmaxSumOptional"}};
     for (auto [t, name] : stats)
       if (!t)
-        return missing(name, " must not be null (the forward's row statistics)");
+        return missing(name,
+                       " must not be null (the forward's row statistics)");
     for (auto [t, name] : stats) {
       if (t->dtype != DataType::Float)
         return invalid(name, ": dtype ", t->dtype, " must be FLOAT");
@@ -807,8 +807,6 @@ private:
 
 } // namespace
 
-Status validate(const Args &args, Problem &p) {
-  return Validator(args).run(p);
-}
+Status validate(const Args &args, Problem &p) { return Validator(args).run(p); }
 
 } // namespace tilejit::ops::fag

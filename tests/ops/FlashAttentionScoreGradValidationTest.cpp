@@ -9,10 +9,10 @@
 // mask and pse forms, start indices, statistics layout, empty problems).
 //
 //===----------------------------------------------------------------------===//
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "acl/acl.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "ops/aclnn/AclObjects.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/runtime/DataType.h"
 
 #include <gtest/gtest.h>
@@ -28,10 +28,10 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
 using ops::fag::MaskForm;
 using ops::fag::Problem;
 using ops::fag::PseForm;
+using runtime::DataType;
 
 namespace {
 
@@ -59,8 +59,9 @@ struct Tensor {
   std::vector<unsigned char> bytes;
   aclTensor *handle = nullptr;
 
-  Tensor(DataType t, std::vector<int64_t> dims, std::vector<int64_t> strides = {},
-         int64_t offset = 0, int64_t storageElems = -1)
+  Tensor(DataType t, std::vector<int64_t> dims,
+         std::vector<int64_t> strides = {}, int64_t offset = 0,
+         int64_t storageElems = -1)
       : dtype(t), shape(std::move(dims)) {
     if (storageElems < 0) {
       storageElems = 1 + offset;
@@ -78,10 +79,10 @@ struct Tensor {
                                      runtime::elementSize(t)),
                  0);
     std::vector<int64_t> storage{storageElems};
-    handle = aclCreateTensor(shape.data(), shape.size(),
-                             static_cast<aclDataType>(t),
-                             strides.empty() ? nullptr : strides.data(), offset,
-                             ACL_FORMAT_ND, storage.data(), 1, bytes.data());
+    handle =
+        aclCreateTensor(shape.data(), shape.size(), static_cast<aclDataType>(t),
+                        strides.empty() ? nullptr : strides.data(), offset,
+                        ACL_FORMAT_ND, storage.data(), 1, bytes.data());
   }
   Tensor(const Tensor &) = delete;
   Tensor &operator=(const Tensor &) = delete;
@@ -312,9 +313,9 @@ Problem expectValid(Case &c) {
 
 // Referencing phase 1 also links the object file holding its registrar.
 TEST(FlashAttentionScoreGradValidation, PhaseOneIsRegistered) {
-  EXPECT_EQ(runtime::OpRegistry<
-                aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get(),
-            &ops::prepareFlashAttentionScoreGrad);
+  EXPECT_EQ(
+      runtime::OpRegistry<aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get(),
+      &ops::prepareFlashAttentionScoreGrad);
 }
 
 TEST(FlashAttentionScoreGradValidation, BaselineIsValid) {
@@ -367,8 +368,9 @@ TEST(FlashAttentionScoreGradValidation, Rule1LayoutNotTnd) {
     Case c;
     c.layout = layout;
     c.query.reset(); // rule 1 comes before rule 2
-    expectRejected(c, kInvalid, "inputLayout: \"" + std::string(layout) +
-                                    "\" is not supported");
+    expectRejected(c, kInvalid,
+                   "inputLayout: \"" + std::string(layout) +
+                       "\" is not supported");
   }
 }
 
@@ -417,9 +419,9 @@ TEST(FlashAttentionScoreGradValidation, Rule3EmptyProblemSucceeds) {
   ASSERT_EQ(r.rc, 0) << r.message;
   EXPECT_EQ(r.workspaceSize, 0u);
   ASSERT_NE(r.executor, nullptr);
-  EXPECT_EQ(aclnnFlashAttentionUnpaddingScoreGradV5(nullptr, 0, r.executor,
-                                                    nullptr),
-            0);
+  EXPECT_EQ(
+      aclnnFlashAttentionUnpaddingScoreGradV5(nullptr, 0, r.executor, nullptr),
+      0);
   EXPECT_TRUE(c.outputsUntouched());
 
   Problem p = expectValid(c);
@@ -451,18 +453,23 @@ TEST(FlashAttentionScoreGradValidation, Rule4HeadNumNotPositive) {
 
 TEST(FlashAttentionScoreGradValidation, Rule5RankOfRequiredTensors) {
   const std::pair<TensorPtr Case::*, const char *> tensors[] = {
-      {&Case::query, "query"},   {&Case::keyIn, "keyIn"},
-      {&Case::value, "value"},   {&Case::dy, "dy"},
+      {&Case::query, "query"},
+      {&Case::keyIn, "keyIn"},
+      {&Case::value, "value"},
+      {&Case::dy, "dy"},
       {&Case::attentionIn, "attentionInOptional"},
-      {&Case::dqOut, "dqOut"},   {&Case::dkOut, "dkOut"},
+      {&Case::dqOut, "dqOut"},
+      {&Case::dkOut, "dkOut"},
       {&Case::dvOut, "dvOut"}};
   for (auto [member, name] : tensors) {
     SCOPED_TRACE(name);
     Case c;
     c.*member = make(c.dtype, {8, 2, 16, 1});
-    expectRejected(c, kInvalid, std::string(name) + ": rank must be 3 (TND), got 4");
+    expectRejected(c, kInvalid,
+                   std::string(name) + ": rank must be 3 (TND), got 4");
     c.*member = make(c.dtype, {8, 32});
-    expectRejected(c, kInvalid, std::string(name) + ": rank must be 3 (TND), got 2");
+    expectRejected(c, kInvalid,
+                   std::string(name) + ": rank must be 3 (TND), got 2");
   }
 }
 
@@ -495,8 +502,9 @@ TEST(FlashAttentionScoreGradValidation, Rule5SinkRanks) {
 TEST(FlashAttentionScoreGradValidation, Rule6KeyHeadDim) {
   Case c;
   c.keyIn = make(c.dtype, {8, 2, 8});
-  expectRejected(c, kInvalid,
-                 "keyIn: head dim (shape[2]) 8 must equal query's head dim D = 16");
+  expectRejected(
+      c, kInvalid,
+      "keyIn: head dim (shape[2]) 8 must equal query's head dim D = 16");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule6ValueHeadDimAboveD) {
@@ -505,7 +513,8 @@ TEST(FlashAttentionScoreGradValidation, Rule6ValueHeadDimAboveD) {
   c.rebuild();
   c.dv = 16;
   c.dqOut = make(c.dtype, {8, 2, 16});
-  expectRejected(c, kInvalid, "value: head dim Dv (shape[2]) 32 must not exceed D = 16");
+  expectRejected(c, kInvalid,
+                 "value: head dim Dv (shape[2]) 32 must not exceed D = 16");
 }
 
 //===----------------------------------------------------------------------===//
@@ -525,11 +534,13 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeOnlyOneGiven) {
   Case c;
   c.addRope();
   c.keyInRope.reset();
-  expectRejected(c, kNull, "keyInRope must not be null when queryRope is given");
+  expectRejected(c, kNull,
+                 "keyInRope must not be null when queryRope is given");
   Case k;
   k.addRope();
   k.queryRope = make(DataType::BFloat16, {}); // 0-dim: absent
-  expectRejected(k, kNull, "queryRope must not be null when keyInRope is given");
+  expectRejected(k, kNull,
+                 "queryRope must not be null when keyInRope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeDimAboveD) {
@@ -543,39 +554,46 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsBf16) {
   c.addRope();
   c.dtype = DataType::Float16;
   c.rebuild();
-  expectRejected(c, kInvalid, "query: dtype FLOAT16 must be BFLOAT16 when rope is given");
+  expectRejected(c, kInvalid,
+                 "query: dtype FLOAT16 must be BFLOAT16 when rope is given");
   Case r;
   r.addRope();
   r.keyInRope = make(DataType::Float16, {8, 2, 8});
-  expectRejected(r, kInvalid, "keyInRope: dtype FLOAT16 must be BFLOAT16 when rope is given");
+  expectRejected(
+      r, kInvalid,
+      "keyInRope: dtype FLOAT16 must be BFLOAT16 when rope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeSparseMode6) {
   Case c;
   c.addRope();
   c.sparseMode = 6;
-  expectRejected(c, kInvalid, "sparseMode: 6 (prefix) is not supported with rope");
+  expectRejected(c, kInvalid,
+                 "sparseMode: 6 (prefix) is not supported with rope");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsMask) {
   Case c;
   c.addRope();
   c.attenMask.reset();
-  expectRejected(c, kNull, "attenMaskOptional must not be null when rope is given");
+  expectRejected(c, kNull,
+                 "attenMaskOptional must not be null when rope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsPse) {
   Case c;
   c.addRope();
   c.pse = make(DataType::BFloat16, {2 * 8});
-  expectRejected(c, kInvalid, "pseShiftOptional: must be absent when rope is given");
+  expectRejected(c, kInvalid,
+                 "pseShiftOptional: must be absent when rope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropMask) {
   Case c;
   c.addRope();
   c.dropMask = make(DataType::UInt8, {16});
-  expectRejected(c, kInvalid, "dropMaskOptional: must be absent when rope is given");
+  expectRejected(c, kInvalid,
+                 "dropMaskOptional: must be absent when rope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropout) {
@@ -589,14 +607,17 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeDims) {
   Case c;
   c.addRope();
   c.keyInRope = make(DataType::BFloat16, {8, 2, 16});
-  expectRejected(c, kInvalid, "keyInRope: rope dim 16 must equal queryRope's rope dim 8");
+  expectRejected(c, kInvalid,
+                 "keyInRope: rope dim 16 must equal queryRope's rope dim 8");
   Case m;
   m.addRope(4);
   expectRejected(m, kInvalid, "queryRope: rope dim 4 must be a multiple of 8");
   Case d;
   d.d = d.dv = 12;
   d.addRope();
-  expectRejected(d, kInvalid, "query: head dim D = 12 must be a multiple of 8 when rope is given");
+  expectRejected(
+      d, kInvalid,
+      "query: head dim D = 12 must be a multiple of 8 when rope is given");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule7RopeOutputsNull) {
@@ -610,7 +631,8 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeOutputsNull) {
   expectRejected(k, kNull, "dkRopeOut must not be null when rope is given");
 }
 
-TEST(FlashAttentionScoreGradValidation, Rule7RopeOutputsOfShapeZeroAreNotWritten) {
+TEST(FlashAttentionScoreGradValidation,
+     Rule7RopeOutputsOfShapeZeroAreNotWritten) {
   Case c;
   c.addRope();
   c.dqRopeOut = make(DataType::BFloat16, {0});
@@ -636,21 +658,23 @@ TEST(FlashAttentionScoreGradValidation, Rule8QueryDtype) {
 
 TEST(FlashAttentionScoreGradValidation, Rule8OtherDtypesMustEqualQuery) {
   const std::pair<TensorPtr Case::*, const char *> tensors[] = {
-      {&Case::keyIn, "keyIn"},   {&Case::value, "value"},
-      {&Case::dy, "dy"},         {&Case::attentionIn, "attentionInOptional"},
-      {&Case::dqOut, "dqOut"},   {&Case::dkOut, "dkOut"},
+      {&Case::keyIn, "keyIn"}, {&Case::value, "value"},
+      {&Case::dy, "dy"},       {&Case::attentionIn, "attentionInOptional"},
+      {&Case::dqOut, "dqOut"}, {&Case::dkOut, "dkOut"},
       {&Case::dvOut, "dvOut"}};
   for (auto [member, name] : tensors) {
     SCOPED_TRACE(name);
     Case c;
     c.*member = make(DataType::Int32, (c.*member)->shape);
     expectRejected(c, kInvalid,
-                   std::string(name) + ": dtype INT32 must equal query's dtype FLOAT16");
+                   std::string(name) +
+                       ": dtype INT32 must equal query's dtype FLOAT16");
   }
   Case r;
   r.addRope();
   r.dqRopeOut = make(DataType::Float16, {8, 2, 8});
-  expectRejected(r, kInvalid, "dqRopeOut: dtype FLOAT16 must equal query's dtype BFLOAT16");
+  expectRejected(r, kInvalid,
+                 "dqRopeOut: dtype FLOAT16 must equal query's dtype BFLOAT16");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9HeadNumMustMatch) {
@@ -667,7 +691,9 @@ TEST(FlashAttentionScoreGradValidation, Rule9KvHeads) {
   Case c;
   c.n1 = 3;
   c.rebuild();
-  expectRejected(c, kInvalid, "keyIn: query heads N1 = 3 must be a multiple of kv heads N2 = 2");
+  expectRejected(
+      c, kInvalid,
+      "keyIn: query heads N1 = 3 must be a multiple of kv heads N2 = 2");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9TooManyHeads) {
@@ -687,42 +713,52 @@ TEST(FlashAttentionScoreGradValidation, Rule9HeadDimRange) {
     c.rebuild();
     c.dpseOut = make(c.dtype, {1}); // D = 0 alone would be an empty problem
     expectRejected(c, kInvalid,
-                   "query: head dim D = " + std::to_string(d) + " must be in [1, 768]");
+                   "query: head dim D = " + std::to_string(d) +
+                       " must be in [1, 768]");
   }
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9KeyValueAgree) {
   Case c;
   c.value = make(c.dtype, {7, 2, 16});
-  expectRejected(c, kInvalid, "value: shape [7, 2, 16] must agree with keyIn's [T2, N2] = [8, 2]");
+  expectRejected(
+      c, kInvalid,
+      "value: shape [7, 2, 16] must agree with keyIn's [T2, N2] = [8, 2]");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9DyAndAttentionInAgree) {
   Case c;
   c.dy = make(c.dtype, {8, 1, 16});
-  expectRejected(c, kInvalid, "dy: shape [8, 1, 16] must be [T1, N1, Dv] = [8, 2, 16]");
+  expectRejected(c, kInvalid,
+                 "dy: shape [8, 1, 16] must be [T1, N1, Dv] = [8, 2, 16]");
   Case o;
   o.attentionIn = make(o.dtype, {8, 2, 8});
-  expectRejected(o, kInvalid,
-                 "attentionInOptional: shape [8, 2, 8] must be [T1, N1, Dv] = [8, 2, 16]");
+  expectRejected(
+      o, kInvalid,
+      "attentionInOptional: shape [8, 2, 8] must be [T1, N1, Dv] = [8, 2, 16]");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9RopeInputsAgree) {
   Case c;
   c.addRope();
   c.queryRope = make(DataType::BFloat16, {7, 2, 8});
-  expectRejected(c, kInvalid, "queryRope: shape [7, 2, 8] must agree with query's [T1, N1]");
+  expectRejected(c, kInvalid,
+                 "queryRope: shape [7, 2, 8] must agree with query's [T1, N1]");
   Case k;
   k.addRope();
   k.keyInRope = make(DataType::BFloat16, {8, 1, 8});
-  expectRejected(k, kInvalid, "keyInRope: shape [8, 1, 8] must agree with keyIn's [T2, N2]");
+  expectRejected(k, kInvalid,
+                 "keyInRope: shape [8, 1, 8] must agree with keyIn's [T2, N2]");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule9OutputShapes) {
   const std::pair<TensorPtr Case::*, const char *> outs[] = {
-      {&Case::dqOut, "dqOut: shape [8, 2, 8] must equal query's shape [8, 2, 16]"},
-      {&Case::dkOut, "dkOut: shape [8, 2, 8] must equal keyIn's shape [8, 2, 16]"},
-      {&Case::dvOut, "dvOut: shape [8, 2, 8] must equal value's shape [8, 2, 16]"}};
+      {&Case::dqOut,
+       "dqOut: shape [8, 2, 8] must equal query's shape [8, 2, 16]"},
+      {&Case::dkOut,
+       "dkOut: shape [8, 2, 8] must equal keyIn's shape [8, 2, 16]"},
+      {&Case::dvOut,
+       "dvOut: shape [8, 2, 8] must equal value's shape [8, 2, 16]"}};
   for (auto [member, message] : outs) {
     Case c;
     c.*member = make(c.dtype, {8, 2, 8});
@@ -731,7 +767,9 @@ TEST(FlashAttentionScoreGradValidation, Rule9OutputShapes) {
   Case r;
   r.addRope();
   r.dkRopeOut = make(DataType::BFloat16, {8, 2, 16});
-  expectRejected(r, kInvalid, "dkRopeOut: shape [8, 2, 16] must equal keyInRope's shape [8, 2, 8]");
+  expectRejected(
+      r, kInvalid,
+      "dkRopeOut: shape [8, 2, 16] must equal keyInRope's shape [8, 2, 8]");
 }
 
 //===----------------------------------------------------------------------===//
@@ -751,7 +789,8 @@ TEST(FlashAttentionScoreGradValidation, Rule10ArraysDifferentLengths) {
   Case c;
   c.ck = std::vector<int64_t>{4, 8};
   expectRejected(c, kInvalid,
-                 "actualSeqKvLenOptional: length 2 must equal actualSeqQLenOptional's length 1");
+                 "actualSeqKvLenOptional: length 2 must equal "
+                 "actualSeqQLenOptional's length 1");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule10ArraysEmpty) {
@@ -764,31 +803,36 @@ TEST(FlashAttentionScoreGradValidation, Rule10NegativeValue) {
   Case c;
   c.cq = std::vector<int64_t>{-1, 8};
   c.ck = std::vector<int64_t>{4, 8};
-  expectRejected(c, kInvalid,
-                 "actualSeqQLenOptional: values must not be negative (entry 0 is -1)");
+  expectRejected(
+      c, kInvalid,
+      "actualSeqQLenOptional: values must not be negative (entry 0 is -1)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule10DecreasingValues) {
   Case c;
   c.cq = std::vector<int64_t>{2, 4, 7, 5};
   c.ck = std::vector<int64_t>{2, 4, 6, 8};
-  expectRejected(c, kInvalid,
-                 "actualSeqQLenOptional: values must not decrease (entry 3 is 5 after 7)");
+  expectRejected(
+      c, kInvalid,
+      "actualSeqQLenOptional: values must not decrease (entry 3 is 5 after 7)");
   Case k;
   k.cq = std::vector<int64_t>{4, 8};
   k.ck = std::vector<int64_t>{6, 3};
   expectRejected(k, kInvalid,
-                 "actualSeqKvLenOptional: values must not decrease (entry 1 is 3 after 6)");
+                 "actualSeqKvLenOptional: values must not decrease (entry 1 is "
+                 "3 after 6)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule10LastValueAboveTokens) {
   Case c;
   c.cq = std::vector<int64_t>{9};
-  expectRejected(c, kInvalid, "actualSeqQLenOptional: last value 9 must not exceed T1 = 8");
+  expectRejected(c, kInvalid,
+                 "actualSeqQLenOptional: last value 9 must not exceed T1 = 8");
   Case k;
   k.ck = std::vector<int64_t>{3, 9};
   k.cq = std::vector<int64_t>{3, 8};
-  expectRejected(k, kInvalid, "actualSeqKvLenOptional: last value 9 must not exceed T2 = 8");
+  expectRejected(k, kInvalid,
+                 "actualSeqKvLenOptional: last value 9 must not exceed T2 = 8");
 }
 
 //===----------------------------------------------------------------------===//
@@ -798,7 +842,8 @@ TEST(FlashAttentionScoreGradValidation, Rule10LastValueAboveTokens) {
 TEST(FlashAttentionScoreGradValidation, Rule11SparseModeOutOfSet) {
   Case c;
   c.sparseMode = 5;
-  expectRejected(c, kInvalid, "sparseMode: 5 (prefix, non-compressed) is not supported");
+  expectRejected(c, kInvalid,
+                 "sparseMode: 5 (prefix, non-compressed) is not supported");
   for (int64_t mode : {-1, 9}) {
     Case o;
     o.sparseMode = mode;
@@ -812,12 +857,14 @@ TEST(FlashAttentionScoreGradValidation, Rule11MaskDtype) {
   Case c;
   c.attenMask = make(DataType::Float16, {8, 8});
   expectRejected(c, kInvalid,
-                 "attenMaskOptional: dtype FLOAT16 is not supported (expected BOOL or UINT8)");
+                 "attenMaskOptional: dtype FLOAT16 is not supported (expected "
+                 "BOOL or UINT8)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule11ExplicitMaskShape) {
-  const std::vector<std::vector<int64_t>> bad = {
-      {8, 7}, {8, 8, 1}, {2, 1, 8, 8}, {1, 3, 8, 8}, {1, 1, 1, 8, 8}, {2048, 2048}};
+  const std::vector<std::vector<int64_t>> bad = {{8, 7},          {8, 8, 1},
+                                                 {2, 1, 8, 8},    {1, 3, 8, 8},
+                                                 {1, 1, 1, 8, 8}, {2048, 2048}};
   for (const auto &shape : bad) {
     SCOPED_TRACE(runtime::shapeToString(shape));
     Case c;
@@ -830,8 +877,12 @@ TEST(FlashAttentionScoreGradValidation, Rule11ExplicitMaskShape) {
 
 TEST(FlashAttentionScoreGradValidation, Rule11CompressedMaskShape) {
   const std::vector<std::pair<int64_t, std::vector<int64_t>>> bad = {
-      {2, {8, 8}},          {3, {2048, 1024}}, {4, {1, 2048, 2048}},
-      {7, {2, 1, 2048, 2048}}, {8, {1, 3, 2048, 2048}}, {6, {2048, 2048}},
+      {2, {8, 8}},
+      {3, {2048, 1024}},
+      {4, {1, 2048, 2048}},
+      {7, {2, 1, 2048, 2048}},
+      {8, {1, 3, 2048, 2048}},
+      {6, {2048, 2048}},
       {2, {3072, 2048}}};
   for (const auto &[mode, shape] : bad) {
     SCOPED_TRACE(mode);
@@ -855,11 +906,16 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensMode0) {
     return c;
   };
   auto c = make0(-4, 10); // -pre = 4 > skv_1 = 3
-  expectRejected(*c, kInvalid, "preTokens: -4 must be >= -skv = -3 of batch 1 in sparseMode 0");
+  expectRejected(
+      *c, kInvalid,
+      "preTokens: -4 must be >= -skv = -3 of batch 1 in sparseMode 0");
   c = make0(10, -4); // -nxt = 4 > sq_0 = 3
-  expectRejected(*c, kInvalid, "nextTokens: -4 must be >= -sq = -3 of batch 0 in sparseMode 0");
+  expectRejected(
+      *c, kInvalid,
+      "nextTokens: -4 must be >= -sq = -3 of batch 0 in sparseMode 0");
   c = make0(2, -2);
-  expectRejected(*c, kInvalid, "preTokens + nextTokens: 2 + -2 must be > 0 in sparseMode 0");
+  expectRejected(*c, kInvalid,
+                 "preTokens + nextTokens: 2 + -2 must be > 0 in sparseMode 0");
   c = make0(-3, 4); // at the bounds
   expectValid(*c);
   // Without a mask the tokens are not checked (rule 0).
@@ -879,12 +935,18 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensMode4) {
     return c;
   };
   auto c = make4(-4, 10); // -pre = 4 > sq_0 = 3
-  expectRejected(*c, kInvalid, "preTokens: -4 must be >= -sq = -3 of batch 0 in sparseMode 4");
+  expectRejected(
+      *c, kInvalid,
+      "preTokens: -4 must be >= -sq = -3 of batch 0 in sparseMode 4");
   c = make4(10, -4); // -nxt = 4 > skv_1 = 3
-  expectRejected(*c, kInvalid, "nextTokens: -4 must be >= -skv = -3 of batch 1 in sparseMode 4");
+  expectRejected(
+      *c, kInvalid,
+      "nextTokens: -4 must be >= -skv = -3 of batch 1 in sparseMode 4");
   c = make4(0, 0);
-  expectRejected(*c, kInvalid, "preTokens + nextTokens: 0 + 0 must be > 0 in sparseMode 4");
-  c = make4(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min());
+  expectRejected(*c, kInvalid,
+                 "preTokens + nextTokens: 0 + 0 must be > 0 in sparseMode 4");
+  c = make4(std::numeric_limits<int64_t>::min(),
+            std::numeric_limits<int64_t>::min());
   expectRejected(*c, kInvalid, "preTokens: ");
   c = make4(-3, 4);
   expectValid(*c);
@@ -904,17 +966,20 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensModes7And8BandBatchOnly) {
     c.preTokens = -sqBeta - 1;
     c.nextTokens = 100;
     expectRejected(c, kInvalid,
-                   "preTokens: " + std::to_string(-sqBeta - 1) + " must be >= -sq = -" +
-                       std::to_string(sqBeta) + " of batch " + std::to_string(beta));
+                   "preTokens: " + std::to_string(-sqBeta - 1) +
+                       " must be >= -sq = -" + std::to_string(sqBeta) +
+                       " of batch " + std::to_string(beta));
     c.preTokens = 100;
     c.nextTokens = -skvBeta - 1;
     expectRejected(c, kInvalid,
-                   "nextTokens: " + std::to_string(-skvBeta - 1) + " must be >= -skv = -" +
-                       std::to_string(skvBeta) + " of batch " + std::to_string(beta));
+                   "nextTokens: " + std::to_string(-skvBeta - 1) +
+                       " must be >= -skv = -" + std::to_string(skvBeta) +
+                       " of batch " + std::to_string(beta));
     c.preTokens = 1;
     c.nextTokens = -1;
-    expectRejected(c, kInvalid, "preTokens + nextTokens: 1 + -1 must be > 0 in sparseMode " +
-                                    std::to_string(mode));
+    expectRejected(c, kInvalid,
+                   "preTokens + nextTokens: 1 + -1 must be > 0 in sparseMode " +
+                       std::to_string(mode));
   }
 }
 
@@ -941,7 +1006,8 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseTypeRange) {
   for (int64_t t : {-1, 4}) {
     Case c;
     c.pseType = t;
-    expectRejected(c, kInvalid, "pseType: " + std::to_string(t) + " must be in [0, 3]");
+    expectRejected(c, kInvalid,
+                   "pseType: " + std::to_string(t) + " must be in [0, 3]");
   }
 }
 
@@ -958,33 +1024,41 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseAbsentNeedsType1) {
 TEST(FlashAttentionScoreGradValidation, Rule12PseDtype) {
   Case c;
   c.pse = make(DataType::Float, {2 * 8});
-  expectRejected(c, kInvalid, "pseShiftOptional: dtype FLOAT must be FLOAT16 (query's dtype");
+  expectRejected(
+      c, kInvalid,
+      "pseShiftOptional: dtype FLOAT must be FLOAT16 (query's dtype");
   Case s;
   s.pseType = 2;
   s.pse = make(DataType::Float16, {2});
-  expectRejected(s, kInvalid, "pseShiftOptional: dtype FLOAT16 must be FLOAT (slopes");
+  expectRejected(s, kInvalid,
+                 "pseShiftOptional: dtype FLOAT16 must be FLOAT (slopes");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule12PseShape) {
   Case c;
   c.pse = make(DataType::Float16, {17});
-  expectRejected(c, kInvalid, "pseShiftOptional: shape [17] is not supported for pseType 1");
+  expectRejected(c, kInvalid,
+                 "pseShiftOptional: shape [17] is not supported for pseType 1");
   Case a;
   a.pseType = 0;
   a.sparseMode = 2;
   a.attenMask = compressedMask({2048, 2048});
   a.pse = make(DataType::Float16, {1, 2, 1024, 9});
-  expectRejected(a, kInvalid, "pseShiftOptional: shape [1, 2, 1024, 9] is not supported");
+  expectRejected(a, kInvalid,
+                 "pseShiftOptional: shape [1, 2, 1024, 9] is not supported");
   Case s;
   s.pseType = 3;
   s.pse = make(DataType::Float, {3});
-  expectRejected(s, kInvalid, "pseShiftOptional: shape [3] is not supported for pseType 3");
+  expectRejected(s, kInvalid,
+                 "pseShiftOptional: shape [3] is not supported for pseType 3");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsCausalMask) {
   Case none;
   none.pse = make(DataType::Float16, {1, 2, 1024, 8});
-  expectRejected(none, kInvalid, "needs a causal mask (an attenMask in sparseMode 0, 2, 3, 4 or 8), got no mask");
+  expectRejected(none, kInvalid,
+                 "needs a causal mask (an attenMask in sparseMode 0, 2, 3, 4 "
+                 "or 8), got no mask");
   Case m1;
   m1.sparseMode = 1;
   m1.attenMask = make(DataType::Bool, {8, 8});
@@ -1001,7 +1075,9 @@ TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsCausalMask) {
   m0.preTokens = 8;
   m0.nextTokens = 1;
   m0.pse = make(DataType::Float16, {1, 2, 1024, 8});
-  expectRejected(m0, kInvalid, "needs a causal band in sparseMode 0 (preTokens >= Sqmax = 8 and nextTokens = 0)");
+  expectRejected(m0, kInvalid,
+                 "needs a causal band in sparseMode 0 (preTokens >= Sqmax = 8 "
+                 "and nextTokens = 0)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsEqualLengths) {
@@ -1010,7 +1086,8 @@ TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsEqualLengths) {
   c.sparseMode = 3;
   c.attenMask = compressedMask({2048, 2048});
   c.pse = make(DataType::Float16, {2, 2, 1024, 5});
-  expectRejected(c, kInvalid, "needs sq_b = skv_b in every batch (batch 0 has 4 and 3)");
+  expectRejected(c, kInvalid,
+                 "needs sq_b = skv_b in every batch (batch 0 has 4 and 3)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule12PseWithEmptyQueryBatch) {
@@ -1018,7 +1095,9 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseWithEmptyQueryBatch) {
   c.setSeqs({0, 8}, {3, 8});
   c.pseType = 2;
   c.pse = make(DataType::Float, {2});
-  expectRejected(c, kInvalid, "not supported when a batch has no query tokens (batch 0 has sq = 0)");
+  expectRejected(
+      c, kInvalid,
+      "not supported when a batch has no query tokens (batch 0 has sq = 0)");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule12PseInMode7) {
@@ -1027,7 +1106,8 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseInMode7) {
   c.attenMask = compressedMask({2048, 2048});
   c.pseType = 3;
   c.pse = make(DataType::Float, {2});
-  expectRejected(c, kInvalid, "pseShiftOptional: not supported in sparseMode 7");
+  expectRejected(c, kInvalid,
+                 "pseShiftOptional: not supported in sparseMode 7");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1050,9 +1130,11 @@ TEST(FlashAttentionScoreGradValidation, Rule13KeepProbRange) {
 TEST(FlashAttentionScoreGradValidation, Rule13DropMaskMissing) {
   Case c;
   c.keepProb = 0.9;
-  expectRejected(c, kNull, "dropMaskOptional must not be null when keepProb < 1");
+  expectRejected(c, kNull,
+                 "dropMaskOptional must not be null when keepProb < 1");
   c.dropMask = make(DataType::UInt8, {}); // 0-dim: absent
-  expectRejected(c, kNull, "dropMaskOptional must not be null when keepProb < 1");
+  expectRejected(c, kNull,
+                 "dropMaskOptional must not be null when keepProb < 1");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule13DropMaskDtypeRankLength) {
@@ -1064,7 +1146,9 @@ TEST(FlashAttentionScoreGradValidation, Rule13DropMaskDtypeRankLength) {
   expectRejected(c, kInvalid, "dropMaskOptional: rank must be 1, got 2");
   // N1 * 8 * 8 = 128 bits = 16 bytes.
   c.dropMask = make(DataType::UInt8, {15});
-  expectRejected(c, kInvalid, "dropMaskOptional: 15 bytes are too short, N1 * sum sq_b * skv_b = 128 bits need 16");
+  expectRejected(c, kInvalid,
+                 "dropMaskOptional: 15 bytes are too short, N1 * sum sq_b * "
+                 "skv_b = 128 bits need 16");
   // (sq, skv) = (3, 5), (5, 3): 2 * 30 = 60 bits = 8 bytes (rounded up).
   Case v;
   v.setSeqs({3, 8}, {5, 8});
@@ -1091,16 +1175,21 @@ TEST(FlashAttentionScoreGradValidation, Rule14StatisticsMissing) {
 TEST(FlashAttentionScoreGradValidation, Rule14StatisticsDtypeAndShape) {
   Case c;
   c.softmaxMax = make(DataType::Float16, {8, 2, 8});
-  expectRejected(c, kInvalid, "softmaxMaxOptional: dtype FLOAT16 must be FLOAT");
+  expectRejected(c, kInvalid,
+                 "softmaxMaxOptional: dtype FLOAT16 must be FLOAT");
   Case r;
   r.softmaxSum = make(DataType::Float, {8, 16});
   expectRejected(r, kInvalid, "softmaxSumOptional: rank must be 3, got 2");
   Case s;
   s.softmaxSum = make(DataType::Float, {8, 2, 1});
-  expectRejected(s, kInvalid, "softmaxSumOptional: shape [8, 2, 1] must be [T1, N1, 8] = [8, 2, 8]");
+  expectRejected(
+      s, kInvalid,
+      "softmaxSumOptional: shape [8, 2, 1] must be [T1, N1, 8] = [8, 2, 8]");
   Case n;
-  n.softmaxMax = make(DataType::Float, {2, 8, 8}); // legacy [N, T, 8] is not accepted
-  expectRejected(n, kInvalid, "softmaxMaxOptional: shape [2, 8, 8] must be [T1, N1, 8]");
+  n.softmaxMax =
+      make(DataType::Float, {2, 8, 8}); // legacy [N, T, 8] is not accepted
+  expectRejected(n, kInvalid,
+                 "softmaxMaxOptional: shape [2, 8, 8] must be [T1, N1, 8]");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule15Sink) {
@@ -1112,7 +1201,8 @@ TEST(FlashAttentionScoreGradValidation, Rule15Sink) {
   expectRejected(l, kInvalid, "sinkInOptional: shape [3] must be [N1] = [2]");
   Case r; // rank 2 without dsinkOut gets past rule 5
   r.sinkIn = make(DataType::Float, {1, 2});
-  expectRejected(r, kInvalid, "sinkInOptional: shape [1, 2] must be [N1] = [2]");
+  expectRejected(r, kInvalid,
+                 "sinkInOptional: shape [1, 2] must be [N1] = [2]");
 }
 
 TEST(FlashAttentionScoreGradValidation, Rule15DsinkOut) {
@@ -1152,13 +1242,21 @@ TEST(FlashAttentionScoreGradValidation, Rule16Prefix) {
     return c;
   };
   auto c = make6();
-  expectRejected(*c, kInvalid, "prefixOptional: must have B = 2 entries in sparseMode 6, got null");
+  expectRejected(
+      *c, kInvalid,
+      "prefixOptional: must have B = 2 entries in sparseMode 6, got null");
   c->prefix = std::vector<int64_t>{2};
-  expectRejected(*c, kInvalid, "prefixOptional: must have B = 2 entries in sparseMode 6, got 1");
+  expectRejected(
+      *c, kInvalid,
+      "prefixOptional: must have B = 2 entries in sparseMode 6, got 1");
   c->prefix = std::vector<int64_t>{1, 0};
-  expectRejected(*c, kInvalid, "prefixOptional: entry 0 is 1, must be in [2, 5] (sq = 3, skv = 5)");
+  expectRejected(
+      *c, kInvalid,
+      "prefixOptional: entry 0 is 1, must be in [2, 5] (sq = 3, skv = 5)");
   c->prefix = std::vector<int64_t>{5, 4};
-  expectRejected(*c, kInvalid, "prefixOptional: entry 1 is 4, must be in [0, 3] (sq = 5, skv = 3)");
+  expectRejected(
+      *c, kInvalid,
+      "prefixOptional: entry 1 is 4, must be in [0, 3] (sq = 5, skv = 3)");
   c->prefix = std::vector<int64_t>{2, -1};
   expectRejected(*c, kInvalid, "prefixOptional: entry 1 is -1");
   c->prefix = std::vector<int64_t>{5, 0};
@@ -1173,6 +1271,23 @@ TEST(FlashAttentionScoreGradValidation, Rule16Prefix) {
   EXPECT_TRUE(p.prefix.empty());
 }
 
+TEST(FlashAttentionScoreGradValidation, Rule16PrefixCountsEffectiveBatches) {
+  Case c;
+  // (3, 5), (5, 3), then a trailing (0, 0) batch: B = 2 prefix entries.
+  c.setSeqs({3, 8, 8}, {5, 8, 8});
+  c.sparseMode = 6;
+  c.attenMask = compressedMask({3072, 2048});
+  c.prefix = std::vector<int64_t>{2, 3, 0};
+  expectRejected(
+      c, kInvalid,
+      "prefixOptional: must have B = 2 entries in sparseMode 6, got 3");
+  c.prefix = std::vector<int64_t>{2, 3};
+  Problem p = expectValid(c);
+  EXPECT_EQ(p.b, 2);
+  EXPECT_EQ(p.band(1).prefix, 3);
+  EXPECT_EQ(p.band(2).prefix, 0); // the trailing batch has no entry
+}
+
 //===----------------------------------------------------------------------===//
 // Beyond the list: views inside their storage, packed masks large enough
 //===----------------------------------------------------------------------===//
@@ -1181,23 +1296,34 @@ TEST(FlashAttentionScoreGradValidation, ViewsMustFitStorage) {
   Case c;
   c.query = std::make_unique<Tensor>(c.dtype, std::vector<int64_t>{8, 2, 16},
                                      std::vector<int64_t>{32, 16, 1}, 0, 255);
-  expectRejected(c, kInvalid, "query: view FLOAT16[8, 2, 16] ND does not fit its storage [255]");
+  expectRejected(
+      c, kInvalid,
+      "query: view FLOAT16[8, 2, 16] ND does not fit its storage [255]");
   Case o; // an offset past the end, on an output
   o.dvOut = std::make_unique<Tensor>(o.dtype, std::vector<int64_t>{8, 2, 16},
                                      std::vector<int64_t>{32, 16, 1}, 4, 256);
-  expectRejected(o, kInvalid, "dvOut: view FLOAT16[8, 2, 16] ND offset 4 does not fit its storage [256]");
+  expectRejected(o, kInvalid,
+                 "dvOut: view FLOAT16[8, 2, 16] ND offset 4 does not fit its "
+                 "storage [256]");
   Case m; // a padded explicit mask whose row stride overruns
-  m.attenMask = std::make_unique<Tensor>(DataType::Bool, std::vector<int64_t>{8, 8},
-                                         std::vector<int64_t>{16, 1}, 0, 64);
-  expectRejected(m, kInvalid, "attenMaskOptional: view BOOL[8, 8] ND strides [16, 1] does not fit");
+  m.attenMask =
+      std::make_unique<Tensor>(DataType::Bool, std::vector<int64_t>{8, 8},
+                               std::vector<int64_t>{16, 1}, 0, 64);
+  expectRejected(
+      m, kInvalid,
+      "attenMaskOptional: view BOOL[8, 8] ND strides [16, 1] does not fit");
   Case s;
   s.keepProb = 0.9;
-  s.dropMask = std::make_unique<Tensor>(DataType::UInt8, std::vector<int64_t>{16},
-                                        std::vector<int64_t>{2}, 0, 16);
-  expectRejected(s, kInvalid, "dropMaskOptional: view UINT8[16] ND strides [2] does not fit");
+  s.dropMask =
+      std::make_unique<Tensor>(DataType::UInt8, std::vector<int64_t>{16},
+                               std::vector<int64_t>{2}, 0, 16);
+  expectRejected(
+      s, kInvalid,
+      "dropMaskOptional: view UINT8[16] ND strides [2] does not fit");
   Case ok; // padded strides that fit are fine
-  ok.keyIn = std::make_unique<Tensor>(ok.dtype, std::vector<int64_t>{8, 2, 16},
-                                      std::vector<int64_t>{64, 32, 1}, 3, 8 * 64 + 3);
+  ok.keyIn =
+      std::make_unique<Tensor>(ok.dtype, std::vector<int64_t>{8, 2, 16},
+                               std::vector<int64_t>{64, 32, 1}, 3, 8 * 64 + 3);
   expectValid(ok);
 }
 
@@ -1289,8 +1415,10 @@ TEST(FlashAttentionScoreGradValidation, MaskFormPerShape) {
   for (int64_t mode : {2, 3, 4, 6, 7, 8}) {
     SCOPED_TRACE(mode);
     const int64_t rows = mode == 6 ? 3072 : 2048;
-    const std::vector<std::vector<int64_t>> shapes = {
-        {rows, 2048}, {1, 1, rows, 2048}, {2, 1, rows, 2048}, {2, 2, rows, 2048}};
+    const std::vector<std::vector<int64_t>> shapes = {{rows, 2048},
+                                                      {1, 1, rows, 2048},
+                                                      {2, 1, rows, 2048},
+                                                      {2, 2, rows, 2048}};
     for (const std::vector<int64_t> &shape : shapes) {
       Case c;
       c.setSeqs({3, 8}, {5, 8});
@@ -1329,7 +1457,8 @@ TEST(FlashAttentionScoreGradValidation, PseFormPerShape) {
   // Mode 0 with causal tokens, mode 4 and mode 8 likewise.
   for (int64_t mode : {0, 4, 8}) {
     c->sparseMode = mode;
-    c->attenMask = mode == 0 ? make(DataType::Bool, {5, 5}) : compressedMask({2048, 2048});
+    c->attenMask =
+        mode == 0 ? make(DataType::Bool, {5, 5}) : compressedMask({2048, 2048});
     c->preTokens = 5;
     c->nextTokens = 0;
     EXPECT_EQ(expectValid(*c).pse, PseForm::AlibiCompressed) << mode;
@@ -1375,9 +1504,11 @@ TEST(FlashAttentionScoreGradValidation, StartIndicesUsedOnlyWhenBothGiven) {
 }
 
 TEST(FlashAttentionScoreGradValidation, StatsLayoutString) {
-  const std::pair<const char *, bool> layouts[] = {
-      {"same_as_input", true}, {"", false}, {nullptr, false},
-      {"SAME_AS_INPUT", false}, {"NTD", false}};
+  const std::pair<const char *, bool> layouts[] = {{"same_as_input", true},
+                                                   {"", false},
+                                                   {nullptr, false},
+                                                   {"SAME_AS_INPUT", false},
+                                                   {"NTD", false}};
   for (auto [layout, tnd] : layouts) {
     Case c;
     c.softmaxInLayout = layout;
