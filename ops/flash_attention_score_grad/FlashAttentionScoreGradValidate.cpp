@@ -109,7 +109,8 @@ public:
 
   Status run(Problem &out) {
     using Rule = Status (Validator::*)();
-    // Rule 3 (the empty problem) returns early from inside requiredPointers.
+    // requiredPointers also detects rule 3 (the empty problem): it ends the
+    // list there with success.
     static constexpr Rule rules[] = {
         &Validator::layout,       &Validator::requiredPointers,
         &Validator::headNum,      &Validator::ranks,
