@@ -12,7 +12,7 @@
 namespace tilejit::ops::fag {
 
 Problem::Band Problem::band(int64_t bi) const {
-  constexpr int64_t U = kUnbounded;
+  static constexpr int64_t U = kUnbounded;
   Band all{-U, U, 0};
   if (mask == MaskForm::None)
     return all;
@@ -20,7 +20,7 @@ Problem::Band Problem::band(int64_t bi) const {
   const int64_t pre = std::clamp<int64_t>(preTokens, -U, U);
   const int64_t nxt = std::clamp<int64_t>(nextTokens, -U, U);
   const int64_t delta = skv(bi) - sq(bi);
-  auto clampU = [U](int64_t x) { return std::clamp<int64_t>(x, -U, U); };
+  auto clampU = [](int64_t x) { return std::clamp<int64_t>(x, -U, U); };
   const Band causalTopLeft{-U, 0, 0};        // mode 2: j <= i
   const Band causalBottomRight{-U, delta, 0}; // mode 3: j <= i + δ
   const Band bandBottomRight{clampU(delta - pre), clampU(delta + nxt), 0}; // mode 4
@@ -36,7 +36,11 @@ Problem::Band Problem::band(int64_t bi) const {
   case 4:
     return bandBottomRight;
   case 6:
-    return Band{-U, delta, prefix.empty() ? 0 : prefix[static_cast<size_t>(bi)]};
+    // prefix has B entries; trailing (0, 0) batches have none.
+    return Band{-U, delta,
+                static_cast<size_t>(bi) < prefix.size()
+                    ? prefix[static_cast<size_t>(bi)]
+                    : 0};
   case 7:
     return bi == bandBatch ? bandBottomRight : causalBottomRight;
   case 8:

@@ -1,511 +1,813 @@
-//===- FlashAttentionScoreGradValidate.cpp - Section 7, in order ----------===//
+//===- FlashAttentionScoreGradValidate.cpp - Section 7, rule by rule ------===//
 //
-// Every rule of section 7 of
-// ../shared/spec/flash_attention_unpadding_score_grad_v5.md in the spec's
-// order (the first failure wins): 161001 for a missing required pointer,
-// 161002 for everything else, with a message naming the argument and the
-// rule. On success the Problem holds the normalised call. Beyond the spec,
-// every view must lie inside its storage, so that no kernel reads or writes
-// outside a tensor.
+// Phase 1's checks of ../shared/spec/flash_attention_unpadding_score_grad_v5.md
+// section 7 in the spec's order (the first failure wins), and the normalised
+// Problem they leave behind. 161001 only for missing required pointers,
+// 161002 for everything else.
+//
+// Beyond the spec's list, so that no kernel ever reads or writes outside a
+// tensor: the rope parts must agree with q and k on [T, N], packed counts
+// (N1 * sum sq_b * skv_b) must fit in int64, a dropout mask must be 1-D,
+// and every view the Problem keeps must fit its storage (checked last,
+// after rule 16).
 //
 //===----------------------------------------------------------------------===//
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <utility>
 
 namespace tilejit::ops::fag {
 
 using runtime::DataType;
+using runtime::IntArray;
 using runtime::Status;
 using runtime::TensorView;
 namespace status = runtime::status;
+using Args = aclnn::FlashAttentionUnpaddingScoreGradV5Args;
 
 namespace {
 
-Status invalid(const auto &...parts) { return Status::error(status::ParamInvalid, parts...); }
-Status nullptrError(const auto &...parts) {
+Status invalid(const auto &...parts) {
+  return Status::error(status::ParamInvalid, parts...);
+}
+Status missing(const auto &...parts) {
   return Status::error(status::ParamNullptr, parts...);
 }
 
-std::string shapeOf(const TensorView &t) { return runtime::shapeToString(t.shape); }
-
-/// An optional tensor: absent when null or 0-dim.
-std::optional<TensorView> optional(const TensorView *t) {
-  if (!t || t->rank() == 0)
-    return std::nullopt;
-  return *t;
+std::string shapeOf(const TensorView &t) {
+  return runtime::shapeToString(t.shape);
 }
 
-bool isFloatKind(DataType t) {
-  return t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float;
+/// An optional input: null or 0-dim counts as not given (section 1).
+const TensorView *given(const TensorView *t) {
+  return t && t->rank() > 0 ? t : nullptr;
 }
 
-/// (a + b) without overflow, saturated.
-int64_t addSat(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return a > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
-/// −a without overflow, saturated.
-int64_t negSat(int64_t a) { return a == INT64_MIN ? INT64_MAX : -a; }
-
-struct Named {
-  const TensorView *t;
-  const char *name;
-};
-
-Status checkRank3(std::initializer_list<Named> list) {
-  for (const Named &n : list)
-    if (n.t && n.t->rank() != 3)
-      return invalid(n.name, ": rank must be 3 for layout TND, got ", n.t->rank(), " (",
-                     shapeOf(*n.t), ")");
-  return Status::ok();
+/// An optional output: also shape [0] means "do not write" (section 1).
+const TensorView *written(const TensorView *t) {
+  t = given(t);
+  return t && !(t->rank() == 1 && t->dim(0) == 0) ? t : nullptr;
 }
 
-Status checkDims(const TensorView &t, const char *name, std::vector<int64_t> want,
-                 const char *rule) {
-  if (t.shape != want)
-    return invalid(name, ": shape must be ", runtime::shapeToString(want), " (", rule,
-                   "), got ", shapeOf(t));
-  return Status::ok();
+bool isFloatType(DataType t) {
+  return t == DataType::Float16 || t == DataType::BFloat16 ||
+         t == DataType::Float;
 }
 
-/// Section 5.1 / 5.2: the mask form the declared shape gives in `mode`.
-Status maskForm(const Problem &p, const TensorView &m, MaskForm &form) {
-  const std::vector<int64_t> &s = m.shape;
-  if (p.sparseMode == 0 || p.sparseMode == 1) {
-    if (s == std::vector<int64_t>{p.sqMax, p.skvMax} ||
-        s == std::vector<int64_t>{1, 1, p.sqMax, p.skvMax}) {
-      form = MaskForm::Shared;
-      return Status::ok();
-    }
-    if (s == std::vector<int64_t>{p.b, 1, p.sqMax, p.skvMax}) {
-      form = MaskForm::PerBatch;
-      return Status::ok();
-    }
-    if (s == std::vector<int64_t>{p.b, p.n1, p.sqMax, p.skvMax}) {
-      form = MaskForm::PerBatchHead;
-      return Status::ok();
-    }
-    return invalid("attenMaskOptional: shape ", shapeOf(m), " does not fit sparseMode ",
-                   p.sparseMode, " (expected [Sqmax, Skvmax] = [", p.sqMax, ", ", p.skvMax,
-                   "], or 4-D [1|B|B, 1|1|N1, Sqmax, Skvmax] with B = ", p.b, ", N1 = ", p.n1,
-                   ")");
+/// True if `t` has exactly `dims`.
+bool hasShape(const TensorView &t, std::initializer_list<int64_t> dims) {
+  return t.shape == std::vector<int64_t>(dims);
+}
+
+constexpr __int128 kInt64Max = std::numeric_limits<int64_t>::max();
+
+/// True if some dimension is 0 (without forming the product, which may
+/// overflow for absurd shapes). A 0-dim tensor has one element.
+bool hasNoElements(const TensorView &t) {
+  return std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
+}
+
+/// The element count in 128 bits (dims are non-negative and at most 8).
+__int128 elementCount(const TensorView &t) {
+  __int128 n = 1;
+  for (int64_t s : t.shape) {
+    n *= s;
+    if (n > kInt64Max)
+      return kInt64Max + 1;
   }
-  const int64_t rows = p.sparseMode == 6 ? 3072 : 2048;
-  const bool last = s.size() >= 2 && s[s.size() - 2] == rows && s.back() == 2048;
-  const bool lead = s.size() == 2 ||
-                    (s.size() == 4 && ((s[0] == 1 && s[1] == 1) || (s[0] == p.b && s[1] == 1) ||
-                                       (s[0] == p.b && s[1] == p.n1)));
-  if (!last || !lead)
-    return invalid("attenMaskOptional: shape ", shapeOf(m), " does not fit sparseMode ",
-                   p.sparseMode, " (expected the compressed [", rows,
-                   ", 2048], or 4-D with leading (1, 1), (B, 1) or (B, N1))");
-  form = MaskForm::Compressed;
-  return Status::ok();
+  return n;
 }
 
-/// Section 5.3: the token checks of one batch (`which` names the rule).
-Status tokenCheck(const Problem &p, int64_t bi, bool mode0) {
-  const int64_t pre = p.preTokens, nxt = p.nextTokens;
-  const int64_t sq = p.sq(bi), skv = p.skv(bi);
-  // Mode 0: -pre > skv or -nxt > sq; modes 4, 7, 8: -pre > sq or -nxt > skv.
-  const int64_t preBound = mode0 ? skv : sq, nxtBound = mode0 ? sq : skv;
-  if (negSat(pre) > preBound)
-    return invalid("preTokens: ", pre, " reaches past the ", mode0 ? "key" : "query",
-                   " length ", preBound, " of batch ", bi, " (sparseMode ", p.sparseMode,
-                   " requires -preTokens <= ", mode0 ? "skv" : "sq", ")");
-  if (negSat(nxt) > nxtBound)
-    return invalid("nextTokens: ", nxt, " reaches past the ", mode0 ? "query" : "key",
-                   " length ", nxtBound, " of batch ", bi, " (sparseMode ", p.sparseMode,
-                   " requires -nextTokens <= ", mode0 ? "sq" : "skv", ")");
-  if (addSat(pre, nxt) <= 0)
-    return invalid("preTokens, nextTokens: preTokens + nextTokens must be > 0 (sparseMode ",
-                   p.sparseMode, "), got ", pre, " + ", nxt);
-  return Status::ok();
+/// fitsStorage(), after checking that nothing it computes overflows.
+bool fitsStorageSafely(const TensorView &t) {
+  if (hasNoElements(t))
+    return t.offset >= 0;
+  __int128 storage = 1;
+  for (int64_t s : t.storageShape) {
+    storage *= s;
+    if (storage > kInt64Max)
+      return false;
+  }
+  __int128 last = t.offset;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    last += static_cast<__int128>(t.shape[i] - 1) * t.strides[i];
+    if (last > kInt64Max || last < -kInt64Max)
+      return false;
+  }
+  return elementCount(t) <= kInt64Max && t.fitsStorage();
 }
 
-} // namespace
+/// Runs the rules in order on one argument set, building the Problem.
+class Validator {
+public:
+  explicit Validator(const Args &args) : a(args) {}
 
-Status validate(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &a, Problem &p) {
-  // 1. Layout.
-  if (!a.inputLayout)
-    return nullptrError("inputLayout must not be null");
-  if (std::strcmp(a.inputLayout, "TND") != 0)
-    return invalid("inputLayout: \"", a.inputLayout, "\" is not supported (expected \"TND\")");
-  // 2. Required pointers.
-  if (Status s = runtime::requireNonNull({{"query", a.query},
-                                          {"keyIn", a.keyIn},
-                                          {"value", a.value},
-                                          {"dy", a.dy},
-                                          {"attentionInOptional", a.attentionInOptional},
-                                          {"dqOut", a.dqOut},
-                                          {"dkOut", a.dkOut},
-                                          {"dvOut", a.dvOut}});
-      !s)
-    return s;
-  // 3. The empty problem.
-  if (a.dqOut->isEmpty() && a.dkOut->isEmpty() && a.dvOut->isEmpty() &&
-      (!a.dpseOut || a.dpseOut->isEmpty())) {
-    p.empty = true;
+  Status run(Problem &out) {
+    using Rule = Status (Validator::*)();
+    // requiredPointers also detects rule 3 (the empty problem): it ends the
+    // list there with success.
+    static constexpr Rule rules[] = {
+        &Validator::layout,       &Validator::requiredPointers,
+        &Validator::headNum,      &Validator::ranks,
+        &Validator::headDims,     &Validator::rope,
+        &Validator::dtypes,       &Validator::shapes,
+        &Validator::sequences,    &Validator::sparseModeAndMask,
+        &Validator::positionBias, &Validator::dropout,
+        &Validator::statistics,   &Validator::sinkRule,
+        &Validator::prefixRule,   &Validator::storage};
+    for (Rule rule : rules) {
+      if (Status s = (this->*rule)(); !s)
+        return s;
+      if (p.empty)
+        break;
+    }
+    out = std::move(p);
     return Status::ok();
   }
-  // 4. headNum.
-  if (a.headNum <= 0)
-    return invalid("headNum: must be > 0, got ", a.headNum);
-  // 5. Ranks.
-  const std::optional<TensorView> qRope = optional(a.queryRope), kRope = optional(a.keyInRope);
-  if (Status s = checkRank3({{a.query, "query"},
-                             {a.keyIn, "keyIn"},
-                             {a.value, "value"},
-                             {a.dy, "dy"},
-                             {a.attentionInOptional, "attentionInOptional"},
-                             {a.dqOut, "dqOut"},
-                             {a.dkOut, "dkOut"},
-                             {a.dvOut, "dvOut"},
-                             {qRope ? a.queryRope : nullptr, "queryRope"},
-                             {kRope ? a.keyInRope : nullptr, "keyInRope"}});
-      !s)
-    return s;
-  const std::optional<TensorView> sink = optional(a.sinkInOptional);
-  const bool dsinkGiven = a.dsinkOut && !(a.dsinkOut->rank() == 1 && a.dsinkOut->dim(0) == 0);
-  if (sink && dsinkGiven && (sink->rank() != 1 || a.dsinkOut->rank() != 1))
-    return invalid("sinkInOptional, dsinkOut: must be 1-D, got ", shapeOf(*sink), " and ",
-                   shapeOf(*a.dsinkOut));
-  const TensorView &q = *a.query, &k = *a.keyIn, &v = *a.value;
-  // 6. Head dims.
-  if (q.dim(2) != k.dim(2))
-    return invalid("keyIn: head dim ", k.dim(2), " must equal query's ", q.dim(2));
-  if (v.dim(2) > q.dim(2))
-    return invalid("value: head dim ", v.dim(2), " must not exceed query's ", q.dim(2),
-                   " (Dv <= D)");
-  // 7. Rope.
-  const std::optional<TensorView> attenMask = optional(a.attenMaskOptional);
-  const std::optional<TensorView> pse = optional(a.pseShiftOptional);
-  const std::optional<TensorView> dropMask = optional(a.dropMaskOptional);
-  const float keep = static_cast<float>(a.keepProb);
-  if (qRope.has_value() != kRope.has_value())
-    return nullptrError(qRope ? "keyInRope" : "queryRope",
-                        " must not be null when ", qRope ? "queryRope" : "keyInRope",
-                        " is given (rope parts come in pairs)");
-  if (qRope) {
-    if (qRope->dim(2) > q.dim(2) || kRope->dim(2) > q.dim(2))
-      return invalid("queryRope, keyInRope: rope dims ", qRope->dim(2), ", ", kRope->dim(2),
-                     " must not exceed D = ", q.dim(2));
-    for (Named n : {Named{&q, "query"}, Named{&k, "keyIn"}, Named{&v, "value"},
-                    Named{&*qRope, "queryRope"}, Named{&*kRope, "keyInRope"}})
-      if (n.t->dtype != DataType::BFloat16)
-        return invalid(n.name, ": dtype ", n.t->dtype, " is not supported with rope (expected BFLOAT16)");
-    if (a.sparseMode == 6)
-      return invalid("sparseMode: 6 (prefix) is not supported with rope");
-    if (!attenMask)
-      return nullptrError("attenMaskOptional must not be null when rope is given");
-    if (pse)
-      return invalid("pseShiftOptional: must be absent when rope is given");
-    if (dropMask)
-      return invalid("dropMaskOptional: must be absent when rope is given");
-    if (keep < 1.0f)
-      return invalid("keepProb: must be 1 when rope is given, got ", a.keepProb);
-    if (qRope->dim(2) != kRope->dim(2) || qRope->dim(2) % 8 != 0 || q.dim(2) % 8 != 0)
-      return invalid("queryRope, keyInRope: rope dims (", qRope->dim(2), ", ", kRope->dim(2),
-                     ") must be equal and multiples of 8, and D (", q.dim(2),
-                     ") a multiple of 8");
-    if (!a.dqRopeOut || !a.dkRopeOut)
-      return nullptrError(!a.dqRopeOut ? "dqRopeOut" : "dkRopeOut",
-                          " must not be null when rope is given");
-    if (Status s = checkRank3({{a.dqRopeOut, "dqRopeOut"}, {a.dkRopeOut, "dkRopeOut"}}); !s)
-      return s;
+
+private:
+  const Args &a;
+  Problem p;
+  // The optional tensors after the "absent" rules of section 1.
+  const TensorView *qRope = nullptr, *kRope = nullptr;
+  int64_t pairs = 0;       // sum over batches of sq_b * skv_b
+  int64_t packedElems = 0; // N1 * pairs
+
+  //===--------------------------------------------------------------------===//
+  // Rules 1-3: layout, required pointers, the empty problem
+  //===--------------------------------------------------------------------===//
+
+  Status layout() {
+    if (!a.inputLayout)
+      return missing("inputLayout must not be null");
+    if (std::strcmp(a.inputLayout, "TND") != 0)
+      return invalid("inputLayout: \"", a.inputLayout,
+                     "\" is not supported (must be exactly \"TND\")");
+    return Status::ok();
   }
-  // 8. Dtypes.
-  if (!isFloatKind(q.dtype))
-    return invalid("query: dtype ", q.dtype, " is not supported (expected FLOAT16, BFLOAT16 or FLOAT)");
-  for (Named n : {Named{&k, "keyIn"}, Named{&v, "value"}, Named{a.dy, "dy"},
-                  Named{a.attentionInOptional, "attentionInOptional"}, Named{a.dqOut, "dqOut"},
-                  Named{a.dkOut, "dkOut"}, Named{a.dvOut, "dvOut"},
-                  Named{qRope ? a.dqRopeOut : nullptr, "dqRopeOut"},
-                  Named{qRope ? a.dkRopeOut : nullptr, "dkRopeOut"}})
-    if (n.t && n.t->dtype != q.dtype)
-      return invalid(n.name, ": dtype ", n.t->dtype, " must equal query's dtype ", q.dtype);
-  // 9. Shapes.
-  p.dtype = q.dtype;
-  p.t1 = q.dim(0);
-  p.n1 = q.dim(1);
-  p.d = q.dim(2);
-  p.t2 = k.dim(0);
-  p.n2 = k.dim(1);
-  p.dv = v.dim(2);
-  p.dr = qRope ? qRope->dim(2) : 0;
-  if (a.headNum != p.n1)
-    return invalid("headNum: ", a.headNum, " must equal query.shape[1] = ", p.n1);
-  if (p.n2 == 0 || p.n1 % p.n2 != 0)
-    return invalid("keyIn: head count ", p.n2, " must be > 0 and divide query's ", p.n1);
-  if (p.n1 > 256)
-    return invalid("query: head count ", p.n1, " must be <= 256");
-  if (p.d < 1 || p.d > 768)
-    return invalid("query: head dim ", p.d, " must be in [1, 768]");
-  p.g = p.n1 / p.n2;
-  if (v.dim(0) != p.t2 || v.dim(1) != p.n2)
-    return invalid("value: shape ", shapeOf(v), " must agree with keyIn ", shapeOf(k),
-                   " on [T2, N2]");
-  for (Named n : {Named{a.dy, "dy"}, Named{a.attentionInOptional, "attentionInOptional"}})
-    if (Status s = checkDims(*n.t, n.name, {p.t1, p.n1, p.dv}, "[T1, N1] of query, Dv of value");
+
+  Status requiredPointers() {
+    // workspaceSize and executor are checked by the common layer (prepareOp).
+    if (Status s = runtime::requireNonNull(
+            {{"query", a.query},
+             {"keyIn", a.keyIn},
+             {"value", a.value},
+             {"dy", a.dy},
+             {"attentionInOptional", a.attentionInOptional},
+             {"dqOut", a.dqOut},
+             {"dkOut", a.dkOut},
+             {"dvOut", a.dvOut}});
         !s)
       return s;
-  if (Status s = checkDims(*a.dqOut, "dqOut", q.shape, "query's shape"); !s)
-    return s;
-  if (Status s = checkDims(*a.dkOut, "dkOut", k.shape, "keyIn's shape"); !s)
-    return s;
-  if (Status s = checkDims(*a.dvOut, "dvOut", v.shape, "value's shape"); !s)
-    return s;
-  if (qRope) {
-    if (Status s = checkDims(*qRope, "queryRope", {p.t1, p.n1, p.dr}, "[T1, N1] of query"); !s)
-      return s;
-    if (Status s = checkDims(*kRope, "keyInRope", {p.t2, p.n2, p.dr}, "[T2, N2] of keyIn"); !s)
-      return s;
-    if (Status s = checkDims(*a.dqRopeOut, "dqRopeOut", qRope->shape, "queryRope's shape"); !s)
-      return s;
-    if (Status s = checkDims(*a.dkRopeOut, "dkRopeOut", kRope->shape, "keyInRope's shape"); !s)
-      return s;
-  }
-  // 10. Sequence arrays.
-  if (!a.actualSeqQLenOptional || !a.actualSeqKvLenOptional)
-    return invalid(!a.actualSeqQLenOptional ? "actualSeqQLenOptional" : "actualSeqKvLenOptional",
-                   ": must not be null (layout TND needs cumulative lengths)");
-  const runtime::IntArray &cq = *a.actualSeqQLenOptional, &ck = *a.actualSeqKvLenOptional;
-  if (cq.size() != ck.size())
-    return invalid("actualSeqKvLenOptional: length ", ck.size(),
-                   " must equal actualSeqQLenOptional's ", cq.size());
-  if (cq.size() == 0)
-    return invalid("actualSeqQLenOptional: must not be empty");
-  for (auto [arr, name, limit, tname] :
-       {std::tuple{&cq, "actualSeqQLenOptional", p.t1, "T1"},
-        std::tuple{&ck, "actualSeqKvLenOptional", p.t2, "T2"}}) {
-    for (int64_t i = 0; i < arr->size(); ++i) {
-      if ((*arr)[i] < 0)
-        return invalid(name, ": entry ", i, " is negative (", (*arr)[i], ")");
-      if (i > 0 && (*arr)[i] < (*arr)[i - 1])
-        return invalid(name, ": values must not decrease (entry ", i, " is ", (*arr)[i],
-                       " after ", (*arr)[i - 1], ")");
+    // Rule 3: nothing to compute.
+    if (hasNoElements(*a.dqOut) && hasNoElements(*a.dkOut) &&
+        hasNoElements(*a.dvOut) && (!a.dpseOut || hasNoElements(*a.dpseOut))) {
+      p.empty = true;
+      p.q = *a.query;
+      p.k = *a.keyIn;
+      p.v = *a.value;
+      p.dy = *a.dy;
+      p.o = *a.attentionInOptional;
+      p.dq = *a.dqOut;
+      p.dk = *a.dkOut;
+      p.dvOut = *a.dvOut;
     }
-    if ((*arr)[arr->size() - 1] > limit)
-      return invalid(name, ": the last offset ", (*arr)[arr->size() - 1], " exceeds ", tname,
-                     " = ", limit);
+    return Status::ok();
   }
-  p.cq = cq.values;
-  p.ck = ck.values;
-  p.bin = cq.size();
-  p.b = p.bin;
-  while (p.b > 0 && p.sq(p.b - 1) == 0 && p.skv(p.b - 1) == 0)
-    --p.b;
-  for (int64_t i = 0; i < p.bin; ++i) {
-    p.sqMax = std::max(p.sqMax, p.sq(i));
-    p.skvMax = std::max(p.skvMax, p.skv(i));
+
+  //===--------------------------------------------------------------------===//
+  // Rules 4-9: heads, ranks, head dims, rope, dtypes, shapes
+  //===--------------------------------------------------------------------===//
+
+  Status headNum() {
+    if (a.headNum <= 0)
+      return invalid("headNum: must be > 0, got ", a.headNum);
+    return Status::ok();
   }
-  // 11. Sparse mode and mask.
-  p.sparseMode = a.sparseMode;
-  p.preTokens = a.preTokens;
-  p.nextTokens = a.nextTokens;
-  if (p.sparseMode < 0 || p.sparseMode > 8 || p.sparseMode == 5)
-    return invalid("sparseMode: ", a.sparseMode,
-                   " is not supported (expected 0, 1, 2, 3, 4, 6, 7 or 8)");
-  if (p.sparseMode == 7 || p.sparseMode == 8) {
-    for (int64_t i = 0; i < p.bin; ++i)
-      if (p.sq(i) > 0) {
-        p.bandBatch = i;
-        if (p.sparseMode == 8)
-          break;
+
+  Status ranks() {
+    qRope = given(a.queryRope);
+    kRope = given(a.keyInRope);
+    const bool anyRope = qRope || kRope;
+    const std::pair<const TensorView *, const char *> tensors[] = {
+        {a.query, "query"},
+        {a.keyIn, "keyIn"},
+        {a.value, "value"},
+        {a.dy, "dy"},
+        {a.attentionInOptional, "attentionInOptional"},
+        {a.dqOut, "dqOut"},
+        {a.dkOut, "dkOut"},
+        {a.dvOut, "dvOut"},
+        {qRope, "queryRope"},
+        {kRope, "keyInRope"},
+        {anyRope ? written(a.dqRopeOut) : nullptr, "dqRopeOut"},
+        {anyRope ? written(a.dkRopeOut) : nullptr, "dkRopeOut"}};
+    for (auto [t, name] : tensors)
+      if (t && t->rank() != 3)
+        return invalid(name, ": rank must be 3 (TND), got ", t->rank(), " (",
+                       shapeOf(*t), ")");
+    const TensorView *sink = given(a.sinkInOptional);
+    const TensorView *dsink = given(a.dsinkOut);
+    if (sink && dsink) {
+      if (sink->rank() != 1)
+        return invalid("sinkInOptional: rank must be 1, got ", sink->rank(),
+                       " (", shapeOf(*sink), ")");
+      if (dsink->rank() != 1)
+        return invalid("dsinkOut: rank must be 1, got ", dsink->rank(), " (",
+                       shapeOf(*dsink), ")");
+    }
+    return Status::ok();
+  }
+
+  Status headDims() {
+    const int64_t d = a.query->dim(2);
+    if (a.keyIn->dim(2) != d)
+      return invalid("keyIn: head dim (shape[2]) ", a.keyIn->dim(2),
+                     " must equal query's head dim D = ", d);
+    if (a.value->dim(2) > d)
+      return invalid("value: head dim Dv (shape[2]) ", a.value->dim(2),
+                     " must not exceed D = ", d);
+    return Status::ok();
+  }
+
+  /// Rule 7, in the spec's order.
+  Status rope() {
+    if (!qRope && !kRope)
+      return Status::ok();
+    if (!kRope)
+      return missing("keyInRope must not be null when queryRope is given");
+    if (!qRope)
+      return missing("queryRope must not be null when keyInRope is given");
+    const int64_t d = a.query->dim(2);
+    const int64_t drq = qRope->dim(2), drk = kRope->dim(2);
+    if (drq > d)
+      return invalid("queryRope: rope dim ", drq, " must not exceed D = ", d);
+    if (drk > d)
+      return invalid("keyInRope: rope dim ", drk, " must not exceed D = ", d);
+    const std::pair<const TensorView *, const char *> bf16[] = {
+        {a.query, "query"},
+        {a.keyIn, "keyIn"},
+        {a.value, "value"},
+        {qRope, "queryRope"},
+        {kRope, "keyInRope"}};
+    for (auto [t, name] : bf16)
+      if (t->dtype != DataType::BFloat16)
+        return invalid(name, ": dtype ", t->dtype,
+                       " must be BFLOAT16 when rope is given");
+    if (a.sparseMode == 6)
+      return invalid("sparseMode: 6 (prefix) is not supported with rope");
+    if (!given(a.attenMaskOptional))
+      return missing("attenMaskOptional must not be null when rope is given");
+    if (given(a.pseShiftOptional))
+      return invalid("pseShiftOptional: must be absent when rope is given");
+    if (given(a.dropMaskOptional))
+      return invalid("dropMaskOptional: must be absent when rope is given");
+    if (static_cast<float>(a.keepProb) < 1.0f)
+      return invalid("keepProb: ", a.keepProb,
+                     " must be 1 when rope is given (no dropout)");
+    if (drk != drq)
+      return invalid("keyInRope: rope dim ", drk,
+                     " must equal queryRope's rope dim ", drq);
+    if (drq % 8 != 0)
+      return invalid("queryRope: rope dim ", drq, " must be a multiple of 8");
+    if (d % 8 != 0)
+      return invalid("query: head dim D = ", d,
+                     " must be a multiple of 8 when rope is given");
+    if (!given(a.dqRopeOut))
+      return missing("dqRopeOut must not be null when rope is given");
+    if (!given(a.dkRopeOut))
+      return missing("dkRopeOut must not be null when rope is given");
+    return Status::ok();
+  }
+
+  Status dtypes() {
+    const DataType dt = a.query->dtype;
+    if (!isFloatType(dt))
+      return invalid("query: dtype ", dt,
+                     " is not supported (expected FLOAT16, BFLOAT16 or FLOAT)");
+    const std::pair<const TensorView *, const char *> same[] = {
+        {a.keyIn, "keyIn"},
+        {a.value, "value"},
+        {a.dy, "dy"},
+        {a.attentionInOptional, "attentionInOptional"},
+        {a.dqOut, "dqOut"},
+        {a.dkOut, "dkOut"},
+        {a.dvOut, "dvOut"},
+        {qRope ? written(a.dqRopeOut) : nullptr, "dqRopeOut"},
+        {qRope ? written(a.dkRopeOut) : nullptr, "dkRopeOut"}};
+    for (auto [t, name] : same)
+      if (t && t->dtype != dt)
+        return invalid(name, ": dtype ", t->dtype, " must equal query's dtype ",
+                       dt);
+    p.dtype = dt;
+    return Status::ok();
+  }
+
+  Status shapes() {
+    const TensorView &q = *a.query, &k = *a.keyIn, &v = *a.value;
+    const int64_t t1 = q.dim(0), n1 = q.dim(1), d = q.dim(2);
+    const int64_t t2 = k.dim(0), n2 = k.dim(1), dv = v.dim(2);
+    if (a.headNum != n1)
+      return invalid("headNum: ", a.headNum,
+                     " must equal query.shape[1] (N1 = ", n1, ")");
+    if (n2 == 0)
+      return invalid("keyIn: kv head count N2 (shape[1]) must be > 0");
+    if (n1 % n2 != 0)
+      return invalid("keyIn: query heads N1 = ", n1,
+                     " must be a multiple of kv heads N2 = ", n2);
+    if (n1 > 256)
+      return invalid("query: head count N1 = ", n1, " must be <= 256");
+    if (d < 1 || d > 768)
+      return invalid("query: head dim D = ", d, " must be in [1, 768]");
+    if (v.dim(0) != t2 || v.dim(1) != n2)
+      return invalid("value: shape ", shapeOf(v),
+                     " must agree with keyIn's [T2, N2] = [", t2, ", ", n2,
+                     "]");
+    const std::pair<const TensorView *, const char *> rows[] = {
+        {a.dy, "dy"}, {a.attentionInOptional, "attentionInOptional"}};
+    for (auto [t, name] : rows)
+      if (!hasShape(*t, {t1, n1, dv}))
+        return invalid(name, ": shape ", shapeOf(*t),
+                       " must be [T1, N1, Dv] = [", t1, ", ", n1, ", ", dv,
+                       "]");
+    if (qRope && !hasShape(*qRope, {t1, n1, qRope->dim(2)}))
+      return invalid("queryRope: shape ", shapeOf(*qRope),
+                     " must agree with query's [T1, N1] = [", t1, ", ", n1,
+                     "]");
+    if (kRope && !hasShape(*kRope, {t2, n2, kRope->dim(2)}))
+      return invalid("keyInRope: shape ", shapeOf(*kRope),
+                     " must agree with keyIn's [T2, N2] = [", t2, ", ", n2,
+                     "]");
+    struct Out {
+      const TensorView *out;
+      const char *name;
+      const TensorView *in;
+      const char *inName;
+    };
+    const Out outs[] = {{a.dqOut, "dqOut", a.query, "query"},
+                        {a.dkOut, "dkOut", a.keyIn, "keyIn"},
+                        {a.dvOut, "dvOut", a.value, "value"},
+                        {qRope ? written(a.dqRopeOut) : nullptr, "dqRopeOut",
+                         qRope, "queryRope"},
+                        {kRope ? written(a.dkRopeOut) : nullptr, "dkRopeOut",
+                         kRope, "keyInRope"}};
+    for (const Out &o : outs)
+      if (o.out && o.out->shape != o.in->shape)
+        return invalid(o.name, ": shape ", shapeOf(*o.out), " must equal ",
+                       o.inName, "'s shape ", shapeOf(*o.in));
+    p.t1 = t1;
+    p.t2 = t2;
+    p.n1 = n1;
+    p.n2 = n2;
+    p.g = n1 / n2;
+    p.d = d;
+    p.dv = dv;
+    p.dr = qRope ? qRope->dim(2) : 0;
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Rule 10: the cumulative sequence arrays
+  //===--------------------------------------------------------------------===//
+
+  Status sequences() {
+    const IntArray *cq = a.actualSeqQLenOptional,
+                   *ck = a.actualSeqKvLenOptional;
+    if (!cq)
+      return invalid("actualSeqQLenOptional: must not be null with layout TND");
+    if (!ck)
+      return invalid("actualSeqKvLenOptional: must not be null with layout "
+                     "TND");
+    if (cq->size() != ck->size())
+      return invalid("actualSeqKvLenOptional: length ", ck->size(),
+                     " must equal actualSeqQLenOptional's length ", cq->size());
+    if (cq->size() == 0)
+      return invalid("actualSeqQLenOptional: must not be empty");
+    const std::pair<const IntArray *, const char *> arrays[] = {
+        {cq, "actualSeqQLenOptional"}, {ck, "actualSeqKvLenOptional"}};
+    for (auto [arr, name] : arrays)
+      for (int64_t i = 0; i < arr->size(); ++i) {
+        if ((*arr)[i] < 0)
+          return invalid(name, ": values must not be negative (entry ", i,
+                         " is ", (*arr)[i], ")");
+        if (i > 0 && (*arr)[i] < (*arr)[i - 1])
+          return invalid(name, ": values must not decrease (entry ", i, " is ",
+                         (*arr)[i], " after ", (*arr)[i - 1], ")");
       }
-  }
-  if (attenMask) {
-    if (attenMask->dtype != DataType::Bool && attenMask->dtype != DataType::UInt8)
-      return invalid("attenMaskOptional: dtype ", attenMask->dtype,
-                     " is not supported (expected BOOL or UINT8)");
-    if (Status s = maskForm(p, *attenMask, p.mask); !s)
-      return s;
-    if (p.sparseMode == 0 || p.sparseMode == 4) {
-      for (int64_t i = 0; i < p.b; ++i)
-        if (Status s = tokenCheck(p, i, p.sparseMode == 0); !s)
-          return s;
-    } else if ((p.sparseMode == 7 || p.sparseMode == 8) && p.bandBatch >= 0) {
-      if (Status s = tokenCheck(p, p.bandBatch, false); !s)
-        return s;
+    if (cq->values.back() > p.t1)
+      return invalid("actualSeqQLenOptional: last value ", cq->values.back(),
+                     " must not exceed T1 = ", p.t1);
+    if (ck->values.back() > p.t2)
+      return invalid("actualSeqKvLenOptional: last value ", ck->values.back(),
+                     " must not exceed T2 = ", p.t2);
+    p.cq = cq->values;
+    p.ck = ck->values;
+    p.bin = cq->size();
+    p.b = 0;
+    for (int64_t bi = 0; bi < p.bin; ++bi) {
+      const int64_t sq = p.sq(bi), skv = p.skv(bi);
+      if (sq > 0 || skv > 0)
+        p.b = bi + 1;
+      p.sqMax = std::max(p.sqMax, sq);
+      p.skvMax = std::max(p.skvMax, skv);
+      int64_t prod = 0;
+      if (__builtin_mul_overflow(sq, skv, &prod) ||
+          __builtin_add_overflow(pairs, prod, &pairs))
+        return invalid("actualSeqQLenOptional, actualSeqKvLenOptional: the "
+                       "sum of sq_b * skv_b exceeds the int64 range");
     }
+    if (__builtin_mul_overflow(pairs, p.n1, &packedElems))
+      return invalid("actualSeqQLenOptional, actualSeqKvLenOptional: N1 * "
+                     "sum of sq_b * skv_b exceeds the int64 range");
+    return Status::ok();
   }
-  // 12. The position bias.
-  p.pseType = a.pseType;
-  if (a.pseType < 0 || a.pseType > 3)
-    return invalid("pseType: ", a.pseType, " is not supported (expected 0 to 3)");
-  if (!pse && a.pseType != 1)
-    return invalid("pseType: must be 1 when pseShiftOptional is absent, got ", a.pseType);
-  if (pse) {
-    const TensorView &e = *pse;
-    if (p.pseType <= 1 && e.dtype != q.dtype)
-      return invalid("pseShiftOptional: dtype ", e.dtype, " must equal query's dtype ",
-                     q.dtype, " for pseType ", p.pseType);
-    if (p.pseType >= 2 && e.dtype != DataType::Float)
-      return invalid("pseShiftOptional: dtype ", e.dtype, " must be FLOAT (slopes) for pseType ",
-                     p.pseType);
-    for (int64_t i = 0; i < p.bin; ++i)
-      if (p.sq(i) == 0 && i < p.b)
-        return invalid("pseShiftOptional: not supported when a batch has no query tokens "
-                       "(batch ", i, ")");
-    if (p.sparseMode == 7)
-      return invalid("pseShiftOptional: not supported in sparseMode 7");
-    int64_t packed = 0;
-    for (int64_t i = 0; i < p.bin; ++i)
-      packed += p.sq(i) * p.skv(i);
-    if (p.pseType >= 2) {
-      if (e.shape == std::vector<int64_t>{p.n1}) {
+
+  //===--------------------------------------------------------------------===//
+  // Rule 11: sparse mode, mask dtype and shape, tokens (section 5)
+  //===--------------------------------------------------------------------===//
+
+  /// "[Sqmax, Skvmax] = [a, b]"-style list of the accepted leading dims.
+  std::string expectedMaskShapes(int64_t rows, int64_t cols) const {
+    const std::string tail =
+        std::to_string(rows) + ", " + std::to_string(cols) + "]";
+    return "[" + tail + ", [1, 1, " + tail + ", [B, 1, " + tail +
+           " or [B, N1, " + tail + " with B = " + std::to_string(p.b) +
+           ", N1 = " + std::to_string(p.n1);
+  }
+
+  Status explicitMaskForm(const TensorView &m) {
+    const int64_t rows = p.sqMax, cols = p.skvMax;
+    auto bad = [&] {
+      return invalid("attenMaskOptional: shape ", shapeOf(m),
+                     " does not fit sparseMode ", a.sparseMode, " (expected ",
+                     expectedMaskShapes(rows, cols), ")");
+    };
+    if (m.rank() == 2) {
+      if (!hasShape(m, {rows, cols}))
+        return bad();
+      p.mask = MaskForm::Shared;
+      return Status::ok();
+    }
+    if (m.rank() != 4 || m.dim(2) != rows || m.dim(3) != cols)
+      return bad();
+    if (m.dim(0) == 1 && m.dim(1) == 1)
+      p.mask = MaskForm::Shared; // also [B, 1, ...] with B = 1: same reading
+    else if (m.dim(0) == p.b && m.dim(1) == 1)
+      p.mask = MaskForm::PerBatch;
+    else if (m.dim(0) == p.b && m.dim(1) == p.n1)
+      p.mask = MaskForm::PerBatchHead;
+    else
+      return bad();
+    // The batched forms are read packed; their padded shape always holds
+    // enough elements (sq_b <= Sqmax, skv_b <= Skvmax for every b < B).
+    assert((p.mask == MaskForm::Shared ||
+            elementCount(m) >=
+                (p.mask == MaskForm::PerBatch ? pairs : packedElems)) &&
+           "a batched mask too small for its packed reading");
+    return Status::ok();
+  }
+
+  Status compressedMaskForm(const TensorView &m) {
+    const int64_t rows = a.sparseMode == 6 ? 3072 : 2048;
+    const bool lastTwo =
+        m.rank() >= 2 && m.dim(-2) == rows && m.dim(-1) == 2048;
+    const bool leading =
+        m.rank() == 2 ||
+        (m.rank() == 4 &&
+         ((m.dim(0) == 1 && m.dim(1) == 1) ||
+          (m.dim(0) == p.b && (m.dim(1) == 1 || m.dim(1) == p.n1))));
+    if (!lastTwo || !leading)
+      return invalid("attenMaskOptional: shape ", shapeOf(m),
+                     " does not fit sparseMode ", a.sparseMode,
+                     " (expected the compressed [", rows, ", 2048], or [1, 1, ",
+                     rows, ", 2048], [B, 1, ", rows, ", 2048] or [B, N1, ",
+                     rows, ", 2048] with B = ", p.b, ", N1 = ", p.n1, ")");
+    p.mask = MaskForm::Compressed;
+    return Status::ok();
+  }
+
+  /// Section 5.3 for batch `bi`: `lenPre` bounds -preTokens, `lenNext`
+  /// bounds -nextTokens.
+  Status tokens(int64_t bi, int64_t lenPre, const char *preName,
+                int64_t lenNext, const char *nextName) const {
+    const int64_t pre = a.preTokens, nxt = a.nextTokens;
+    if (pre < -lenPre)
+      return invalid("preTokens: ", pre, " must be >= -", preName, " = -",
+                     lenPre, " of batch ", bi, " in sparseMode ", a.sparseMode);
+    if (nxt < -lenNext)
+      return invalid("nextTokens: ", nxt, " must be >= -", nextName, " = -",
+                     lenNext, " of batch ", bi, " in sparseMode ",
+                     a.sparseMode);
+    if (static_cast<__int128>(pre) + nxt <= 0)
+      return invalid("preTokens + nextTokens: ", pre, " + ", nxt,
+                     " must be > 0 in sparseMode ", a.sparseMode);
+    return Status::ok();
+  }
+
+  Status sparseModeAndMask() {
+    const int64_t mode = a.sparseMode;
+    if (mode == 5)
+      return invalid("sparseMode: 5 (prefix, non-compressed) is not "
+                     "supported with layout TND");
+    if (mode < 0 || mode > 8)
+      return invalid("sparseMode: ", mode,
+                     " is not one of 0, 1, 2, 3, 4, 6, 7, 8");
+    p.sparseMode = mode;
+    p.preTokens = a.preTokens;
+    p.nextTokens = a.nextTokens;
+    if (mode == 7)
+      for (int64_t bi = p.bin; bi-- > 0 && p.bandBatch < 0;)
+        if (p.sq(bi) > 0)
+          p.bandBatch = bi;
+    if (mode == 8)
+      for (int64_t bi = 0; bi < p.bin && p.bandBatch < 0; ++bi)
+        if (p.sq(bi) > 0)
+          p.bandBatch = bi;
+
+    const TensorView *m = given(a.attenMaskOptional);
+    if (!m)
+      return Status::ok(); // rule 0: every position kept, no token checks
+    if (m->dtype != DataType::Bool && m->dtype != DataType::UInt8)
+      return invalid("attenMaskOptional: dtype ", m->dtype,
+                     " is not supported (expected BOOL or UINT8)");
+    if (Status s = mode <= 1 ? explicitMaskForm(*m) : compressedMaskForm(*m);
+        !s)
+      return s;
+    p.attenMask = *m;
+
+    if (mode == 0 || mode == 4) {
+      for (int64_t bi = 0; bi < p.b; ++bi) {
+        Status s = mode == 0 ? tokens(bi, p.skv(bi), "skv", p.sq(bi), "sq")
+                             : tokens(bi, p.sq(bi), "sq", p.skv(bi), "skv");
+        if (!s)
+          return s;
+      }
+    }
+    if ((mode == 7 || mode == 8) && p.bandBatch >= 0)
+      return tokens(p.bandBatch, p.sq(p.bandBatch), "sq", p.skv(p.bandBatch),
+                    "skv");
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Rule 12: the position bias (section 6)
+  //===--------------------------------------------------------------------===//
+
+  /// Section 6.1's requirements on the ALiBi-compressed form.
+  Status alibiRequirements() const {
+    for (int64_t bi = 0; bi < p.b; ++bi)
+      if (p.sq(bi) != p.skv(bi))
+        return invalid("pseShiftOptional: the ALiBi-compressed form needs "
+                       "sq_b = skv_b in every batch (batch ",
+                       bi, " has ", p.sq(bi), " and ", p.skv(bi), ")");
+    const int64_t mode = p.sparseMode;
+    if (p.mask == MaskForm::None || mode == 1)
+      return invalid("pseShiftOptional: the ALiBi-compressed form needs a "
+                     "causal mask (an attenMask in sparseMode 0, 2, 3, 4 or "
+                     "8), got ",
+                     p.mask == MaskForm::None ? "no mask" : "sparseMode 1");
+    if (mode == 6)
+      return invalid("pseShiftOptional: the ALiBi-compressed form is not "
+                     "supported in sparseMode 6 (the prefix columns lie above "
+                     "the diagonal)");
+    if ((mode == 0 || mode == 4 || mode == 8) &&
+        (p.preTokens < p.sqMax || p.nextTokens != 0))
+      return invalid("pseShiftOptional: the ALiBi-compressed form needs a "
+                     "causal band in sparseMode ",
+                     mode, " (preTokens >= Sqmax = ", p.sqMax,
+                     " and nextTokens = 0), got preTokens ", p.preTokens,
+                     ", nextTokens ", p.nextTokens);
+    return Status::ok();
+  }
+
+  Status positionBias() {
+    if (a.pseType < 0 || a.pseType > 3)
+      return invalid("pseType: ", a.pseType, " must be in [0, 3]");
+    p.pseType = a.pseType;
+    const TensorView *e = given(a.pseShiftOptional);
+    if (!e) {
+      if (a.pseType != 1)
+        return invalid("pseType: ", a.pseType,
+                       " needs pseShiftOptional (without a pse, pseType must "
+                       "be 1)");
+      return Status::ok();
+    }
+    const bool slopes = a.pseType >= 2;
+    const DataType want = slopes ? DataType::Float : p.dtype;
+    if (e->dtype != want)
+      return invalid("pseShiftOptional: dtype ", e->dtype, " must be ", want,
+                     slopes ? " (slopes for pseType 2 and 3)"
+                            : " (query's dtype for pseType 0 and 1)");
+    if (slopes) {
+      if (hasShape(*e, {p.n1})) {
         p.pseBatches = 1;
-      } else if (e.shape == std::vector<int64_t>{p.b, p.n1}) {
+      } else if (hasShape(*e, {p.b, p.n1})) {
         p.pseBatches = p.b;
       } else {
-        return invalid("pseShiftOptional: slopes shape ", shapeOf(e), " must be [N1] = [",
-                       p.n1, "] or [B, N1] = [", p.b, ", ", p.n1, "]");
+        return invalid("pseShiftOptional: shape ", shapeOf(*e),
+                       " is not supported for pseType ", a.pseType,
+                       " (expected slopes [N1] = [", p.n1, "] or [B, N1] = [",
+                       p.b, ", ", p.n1, "])");
       }
       p.pse = PseForm::Slopes;
-    } else if (e.rank() == 4) {
-      if (!((e.dim(0) == 1 || e.dim(0) == p.b) && e.dim(1) == p.n1 && e.dim(2) == 1024 &&
-            e.dim(3) == p.skvMax))
-        return invalid("pseShiftOptional: shape ", shapeOf(e),
-                       " must be [Bp, N1, 1024, Skvmax] = [1|", p.b, ", ", p.n1, ", 1024, ",
-                       p.skvMax, "]");
-      for (int64_t i = 0; i < p.bin; ++i)
-        if (p.sq(i) != p.skv(i))
-          return invalid("pseShiftOptional: the compressed ALiBi bias needs sq = skv in every "
-                         "batch (batch ", i, " has ", p.sq(i), " and ", p.skv(i), ")");
-      const bool causalTokens = p.preTokens >= p.sqMax && p.nextTokens == 0;
-      const bool causal = attenMask && (p.sparseMode == 2 || p.sparseMode == 3 ||
-                                        p.sparseMode == 8 ||
-                                        ((p.sparseMode == 0 || p.sparseMode == 4) && causalTokens));
-      if (!causal)
-        return invalid("pseShiftOptional: the compressed ALiBi bias needs a causal mask "
-                       "(sparseMode 2 or 3, or 0/4 with preTokens >= Sqmax and nextTokens = 0)");
-      p.pse = PseForm::AlibiCompressed;
-      p.pseBatches = e.dim(0);
-    } else if (e.rank() == 1 && e.dim(0) == p.n1 * p.t2) {
-      p.pse = PseForm::PerKv;
-    } else if (e.rank() == 1 && e.dim(0) == p.n1 * packed) {
-      p.pse = PseForm::Full;
     } else {
-      return invalid("pseShiftOptional: shape ", shapeOf(e),
-                     " is not supported (expected [Bp, N1, 1024, Skvmax], [N1 * T2] = [",
-                     p.n1 * p.t2, "] or [N1 * sum(sq * skv)] = [", p.n1 * packed, "])");
+      int64_t perKv = 0;
+      const bool perKvFits = !__builtin_mul_overflow(p.n1, p.t2, &perKv);
+      if (e->rank() == 4 && (e->dim(0) == 1 || e->dim(0) == p.b) &&
+          e->dim(1) == p.n1 && e->dim(2) == 1024 && e->dim(3) == p.skvMax) {
+        p.pse = PseForm::AlibiCompressed;
+        p.pseBatches = e->dim(0);
+        if (Status s = alibiRequirements(); !s)
+          return s;
+      } else if (e->rank() == 1 && perKvFits && e->dim(0) == perKv) {
+        p.pse = PseForm::PerKv; // preferred when both 1-D lengths agree (as the reference)
+      } else if (e->rank() == 1 && e->dim(0) == packedElems) {
+        p.pse = PseForm::Full;
+      } else {
+        return invalid("pseShiftOptional: shape ", shapeOf(*e),
+                       " is not supported for pseType ", a.pseType,
+                       " (expected [Bp, N1, 1024, Skvmax] = [1 or ", p.b, ", ",
+                       p.n1, ", 1024, ", p.skvMax, "], [N1 * T2] = [", perKv,
+                       "] or [N1 * sum sq_b * skv_b] = [", packedElems, "])");
+      }
     }
-    if (a.qStartIdxOptional && a.kvStartIdxOptional && a.qStartIdxOptional->size() > 0 &&
-        a.kvStartIdxOptional->size() > 0) {
+    // Section 6.3.
+    for (int64_t bi = 0; bi < p.b; ++bi)
+      if (p.sq(bi) == 0)
+        return invalid("pseShiftOptional: not supported when a batch has no "
+                       "query tokens (batch ",
+                       bi, " has sq = 0)");
+    if (p.sparseMode == 7)
+      return invalid("pseShiftOptional: not supported in sparseMode 7");
+    p.pseT = *e;
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Rules 13-16: dropout, statistics, sink, prefix
+  //===--------------------------------------------------------------------===//
+
+  Status dropout() {
+    const double kp = a.keepProb;
+    if (!(kp > 0.0 && kp <= 1.0))
+      return invalid("keepProb: ", kp, " must be in (0, 1]");
+    p.keepProb = static_cast<float>(kp);
+    if (p.keepProb <= 0.0f)
+      return invalid("keepProb: ", kp, " rounds to 0 in float32");
+    p.dropout = p.keepProb < 1.0f;
+    if (!p.dropout)
+      return Status::ok(); // the mask is ignored even if given
+    const TensorView *m = given(a.dropMaskOptional);
+    if (!m)
+      return missing("dropMaskOptional must not be null when keepProb < 1 (",
+                     kp, ")");
+    if (m->dtype != DataType::UInt8)
+      return invalid("dropMaskOptional: dtype ", m->dtype,
+                     " must be UINT8 (bit-packed)");
+    if (m->rank() != 1)
+      return invalid("dropMaskOptional: rank must be 1, got ", m->rank(), " (",
+                     shapeOf(*m), ")");
+    const int64_t need = packedElems / 8 + (packedElems % 8 != 0);
+    if (m->dim(0) < need)
+      return invalid("dropMaskOptional: ", m->dim(0),
+                     " bytes are too short, N1 * sum sq_b * skv_b = ",
+                     packedElems, " bits need ", need);
+    p.dropMask = *m;
+    return Status::ok();
+  }
+
+  Status statistics() {
+    const std::pair<const TensorView *, const char *> stats[] = {
+        {given(a.softmaxMaxOptional), "softmaxMaxOptional"},
+        {given(a.softmaxSumOptional), "softmaxSumOptional"}};
+    for (auto [t, name] : stats)
+      if (!t)
+        return missing(name,
+                       " must not be null (the forward's row statistics)");
+    for (auto [t, name] : stats) {
+      if (t->dtype != DataType::Float)
+        return invalid(name, ": dtype ", t->dtype, " must be FLOAT");
+      if (t->rank() != 3)
+        return invalid(name, ": rank must be 3, got ", t->rank(), " (",
+                       shapeOf(*t), ")");
+      if (!hasShape(*t, {p.t1, p.n1, 8}))
+        return invalid(name, ": shape ", shapeOf(*t),
+                       " must be [T1, N1, 8] = [", p.t1, ", ", p.n1, ", 8]");
+    }
+    p.m = *stats[0].first;
+    p.l = *stats[1].first;
+    p.statsTnd = a.softmaxInLayout &&
+                 std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
+    return Status::ok();
+  }
+
+  Status sinkRule() {
+    if (const TensorView *s = given(a.sinkInOptional)) {
+      if (s->dtype != DataType::Float)
+        return invalid("sinkInOptional: dtype ", s->dtype, " must be FLOAT");
+      if (!hasShape(*s, {p.n1}))
+        return invalid("sinkInOptional: shape ", shapeOf(*s),
+                       " must be [N1] = [", p.n1, "]");
+      p.sink = true;
+      p.sinkT = *s;
+    }
+    if (const TensorView *ds = written(a.dsinkOut)) {
+      if (ds->dtype != DataType::Float)
+        return invalid("dsinkOut: dtype ", ds->dtype, " must be FLOAT");
+      if (!hasShape(*ds, {p.n1}))
+        return invalid("dsinkOut: shape ", shapeOf(*ds), " must be [N1] = [",
+                       p.n1, "] (or [0]: not written)");
+      p.dsink = *ds;
+    }
+    return Status::ok();
+  }
+
+  Status prefixRule() {
+    if (p.sparseMode != 6)
+      return Status::ok();
+    const IntArray *pre = a.prefixOptional;
+    const int64_t n = pre ? pre->size() : 0;
+    if (n != p.b)
+      return invalid("prefixOptional: must have B = ", p.b,
+                     " entries in sparseMode 6, got ",
+                     pre ? std::to_string(n) : std::string("null"));
+    for (int64_t bi = 0; bi < n; ++bi) {
+      const int64_t sq = p.sq(bi), skv = p.skv(bi), v = (*pre)[bi];
+      const int64_t lo = sq > skv ? 0 : skv - sq;
+      if (v < lo || v > skv)
+        return invalid("prefixOptional: entry ", bi, " is ", v,
+                       ", must be in [", lo, ", ", skv, "] (sq = ", sq,
+                       ", skv = ", skv, ")");
+    }
+    if (pre)
+      p.prefix = pre->values;
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The views the Problem keeps, and their storage
+  //===--------------------------------------------------------------------===//
+
+  Status storage() {
+    p.q = *a.query;
+    p.k = *a.keyIn;
+    p.v = *a.value;
+    p.dy = *a.dy;
+    p.o = *a.attentionInOptional;
+    p.dq = *a.dqOut;
+    p.dk = *a.dkOut;
+    p.dvOut = *a.dvOut;
+    if (qRope) {
+      p.qRope = *qRope;
+      p.kRope = *kRope;
+      if (const TensorView *t = written(a.dqRopeOut))
+        p.dqRope = *t;
+      if (const TensorView *t = written(a.dkRopeOut))
+        p.dkRope = *t;
+    }
+    if (a.qStartIdxOptional && a.kvStartIdxOptional &&
+        a.qStartIdxOptional->size() > 0 && a.kvStartIdxOptional->size() > 0) {
       p.qStart = (*a.qStartIdxOptional)[0];
       p.kvStart = (*a.kvStartIdxOptional)[0];
     }
-  }
-  // 13. Dropout.
-  if (!(keep > 0.0f) || keep > 1.0f)
-    return invalid("keepProb: must be in (0, 1], got ", a.keepProb);
-  p.keepProb = keep;
-  p.dropout = keep < 1.0f;
-  if (p.dropout) {
-    if (!dropMask)
-      return nullptrError("dropMaskOptional must not be null when keepProb < 1");
-    if (dropMask->dtype != DataType::UInt8 || dropMask->rank() != 1)
-      return invalid("dropMaskOptional: must be a 1-D UINT8 tensor, got ",
-                     dropMask->describe());
-    int64_t bits = 0;
-    for (int64_t i = 0; i < p.bin; ++i)
-      bits += p.sq(i) * p.skv(i);
-    bits *= p.n1;
-    if (dropMask->dim(0) < (bits + 7) / 8)
-      return invalid("dropMaskOptional: ", dropMask->dim(0), " bytes are fewer than the ",
-                     (bits + 7) / 8, " the bit-packed mask of N1 * sum(sq * skv) = ", bits,
-                     " bits needs");
-    p.dropMask = dropMask;
-  }
-  // 14. Forward statistics.
-  for (auto [t, name] : {std::pair{a.softmaxMaxOptional, "softmaxMaxOptional"},
-                         std::pair{a.softmaxSumOptional, "softmaxSumOptional"}}) {
-    if (!t || t->rank() == 0)
-      return nullptrError(name, " must not be null (the backward reads the forward's row "
-                                "statistics)");
-    if (t->dtype != DataType::Float)
-      return invalid(name, ": dtype ", t->dtype, " is not supported (expected FLOAT)");
-    if (Status s = checkDims(*t, name, {p.t1, p.n1, 8}, "[T1, N1, 8]"); !s)
-      return s;
-  }
-  // 15. Sink.
-  if (sink) {
-    if (sink->dtype != DataType::Float || sink->shape != std::vector<int64_t>{p.n1})
-      return invalid("sinkInOptional: must be FLOAT [N1] = [", p.n1, "], got ",
-                     sink->describe());
-  }
-  if (dsinkGiven && (a.dsinkOut->dtype != DataType::Float ||
-                     a.dsinkOut->shape != std::vector<int64_t>{p.n1}))
-    return invalid("dsinkOut: must be FLOAT [N1] = [", p.n1, "], got ", a.dsinkOut->describe());
-  // 16. Prefix (mode 6).
-  if (p.sparseMode == 6) {
-    if (!a.prefixOptional || a.prefixOptional->size() != p.b)
-      return invalid("prefixOptional: sparseMode 6 needs exactly B = ", p.b, " entries, got ",
-                     a.prefixOptional ? a.prefixOptional->size() : 0);
-    for (int64_t i = 0; i < p.b; ++i) {
-      const int64_t pf = (*a.prefixOptional)[i], sq = p.sq(i), skv = p.skv(i);
-      const int64_t lo = sq > skv ? 0 : skv - sq;
-      if (pf < lo || pf > skv)
-        return invalid("prefixOptional: entry ", i, " is ", pf, ", outside [", lo, ", ", skv,
-                       "] (batch ", i, ": sq = ", sq, ", skv = ", skv, ")");
-    }
-    p.prefix = a.prefixOptional->values;
-  }
-  // Every view inside its storage: nothing reads or writes past a tensor.
-  const TensorView *views[] = {&q, &k, &v, a.dy, a.attentionInOptional, a.softmaxMaxOptional,
-                               a.softmaxSumOptional, a.dqOut, a.dkOut, a.dvOut};
-  const char *viewNames[] = {"query", "keyIn", "value", "dy", "attentionInOptional",
-                             "softmaxMaxOptional", "softmaxSumOptional", "dqOut", "dkOut",
-                             "dvOut"};
-  for (size_t i = 0; i < std::size(views); ++i)
-    if (!views[i]->fitsStorage())
-      return invalid(viewNames[i], ": the view ", views[i]->describe(),
-                     " reaches outside its storage");
-  for (auto [t, name] : {std::pair{qRope ? &*qRope : nullptr, "queryRope"},
-                         std::pair{kRope ? &*kRope : nullptr, "keyInRope"},
-                         std::pair{qRope ? a.dqRopeOut : nullptr, "dqRopeOut"},
-                         std::pair{qRope ? a.dkRopeOut : nullptr, "dkRopeOut"},
-                         std::pair{pse ? &*pse : nullptr, "pseShiftOptional"},
-                         std::pair{p.dropout ? &*dropMask : nullptr, "dropMaskOptional"},
-                         std::pair{attenMask ? &*attenMask : nullptr, "attenMaskOptional"},
-                         std::pair{sink ? &*sink : nullptr, "sinkInOptional"},
-                         std::pair{dsinkGiven ? a.dsinkOut : nullptr, "dsinkOut"}})
-    if (t && !t->fitsStorage())
-      return invalid(name, ": the view ", t->describe(), " reaches outside its storage");
+    p.scale = static_cast<float>(a.scaleValue);
 
-  // The normalised call.
-  p.q = q;
-  p.k = k;
-  p.v = v;
-  p.dy = *a.dy;
-  p.o = *a.attentionInOptional;
-  p.m = *a.softmaxMaxOptional;
-  p.l = *a.softmaxSumOptional;
-  p.dq = *a.dqOut;
-  p.dk = *a.dkOut;
-  p.dvOut = *a.dvOut;
-  p.qRope = qRope;
-  p.kRope = kRope;
-  if (qRope) {
-    p.dqRope = *a.dqRopeOut;
-    p.dkRope = *a.dkRopeOut;
+    const std::pair<const TensorView *, const char *> views[] = {
+        {&p.q, "query"},
+        {p.qRope ? &*p.qRope : nullptr, "queryRope"},
+        {&p.k, "keyIn"},
+        {p.kRope ? &*p.kRope : nullptr, "keyInRope"},
+        {&p.v, "value"},
+        {&p.dy, "dy"},
+        {p.pseT ? &*p.pseT : nullptr, "pseShiftOptional"},
+        {p.dropMask ? &*p.dropMask : nullptr, "dropMaskOptional"},
+        {p.attenMask ? &*p.attenMask : nullptr, "attenMaskOptional"},
+        {&p.m, "softmaxMaxOptional"},
+        {&p.l, "softmaxSumOptional"},
+        {&p.o, "attentionInOptional"},
+        {p.sinkT ? &*p.sinkT : nullptr, "sinkInOptional"},
+        {&p.dq, "dqOut"},
+        {p.dqRope ? &*p.dqRope : nullptr, "dqRopeOut"},
+        {&p.dk, "dkOut"},
+        {p.dkRope ? &*p.dkRope : nullptr, "dkRopeOut"},
+        {&p.dvOut, "dvOut"},
+        {p.dsink ? &*p.dsink : nullptr, "dsinkOut"}};
+    for (auto [t, name] : views)
+      if (t && !fitsStorageSafely(*t))
+        return invalid(name, ": view ", t->describe(),
+                       " does not fit its storage ",
+                       runtime::shapeToString(t->storageShape));
+    return Status::ok();
   }
-  p.pseT = pse;
-  p.attenMask = attenMask;
-  if (!attenMask)
-    p.mask = MaskForm::None;
-  p.sinkT = sink;
-  p.sink = sink.has_value();
-  if (dsinkGiven)
-    p.dsink = *a.dsinkOut;
-  p.scale = static_cast<float>(a.scaleValue);
-  p.statsTnd = a.softmaxInLayout && std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
-  return Status::ok();
-}
+};
+
+} // namespace
+
+Status validate(const Args &args, Problem &p) { return Validator(args).run(p); }
 
 } // namespace tilejit::ops::fag
