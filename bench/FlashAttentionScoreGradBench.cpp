@@ -7,11 +7,16 @@
 // the machine's arithmetic measured in this run: `GFLOPs` = useful FLOPs
 // (5 products x 2 D per kept (i, j) per query head, kept positions counted
 // exactly from Problem::band) / time; `of_fma_peak` against the f32 FMA
-// peak x threads; `of_bf16_peak` (bf16) against the vdpbf16ps peak x
-// threads (on Intel cores with AVX512-BF16 that peak is half the f32 FMA
-// peak, and both implementations run bf16 on f32 FMAs there, so this ratio
-// can exceed 1). BM_FlashAttentionScoreGrad times the generated operator (phase 1
-// included) and reports `vs_handwritten` = twin time / generated time (> 1:
+// peak x threads; for bf16, `of_bf16_peak` against the vdpbf16ps peak x
+// threads (on Intel cores that peak is half the f32 FMA peak, so the ratio
+// can exceed 1) and `of_amx_peak` against the AMX tdpbf16ps peak x threads
+// where the host has AMX (the generated kernel's bf16 products run there).
+// `vs_peer` (4 x 1024 shapes): GFLOPs over the widely used framework's CPU
+// backward measured on a 2-core AVX-512 host of this kind with its best
+// BLAS and allocator settings (issue 23: bf16 552 / 226, fp32 170 / 78
+// useful GFLOP/s, no mask / causal). BM_FlashAttentionScoreGrad times the
+// generated operator (phase 1 included) and reports `vs_handwritten` =
+// twin time / generated time (> 1:
 // generated faster), the median over alternating runs;
 // BM_FlashAttentionScoreGradHandwritten times the twin alone. Problems
 // (inputs, a float64 forward for M, L and O) are built once per process.
@@ -92,11 +97,21 @@ double usefulFlops(const fag::Data &data) {
 }
 
 struct Peaks {
-  double fma, bf16;
+  double fma, bf16, amx;
 };
 const Peaks &peaks() {
-  static const Peaks p{bench::fmaPeakGflops(), bench::bf16DotPeakGflops()};
+  static const Peaks p{bench::fmaPeakGflops(), bench::bf16DotPeakGflops(),
+                       bench::amxBf16PeakGflops()};
   return p;
+}
+
+/// The peer's useful GFLOP/s (issue 23) for a shape and dtype, 0 if none.
+double peerGflops(int64_t shape, DataType t) {
+  if (shape > 1)
+    return 0;
+  if (t == DataType::BFloat16)
+    return shape == 0 ? 552 : 226;
+  return shape == 0 ? 170 : 78;
 }
 
 void peakCounters(benchmark::State &state, double gflops, DataType t) {
@@ -108,6 +123,12 @@ void peakCounters(benchmark::State &state, double gflops, DataType t) {
     state.counters["bf16_peak_GFLOPs"] = peaks().bf16 * threads;
     state.counters["of_bf16_peak"] = gflops / (peaks().bf16 * threads);
   }
+  if (t == DataType::BFloat16 && peaks().amx > 0) {
+    state.counters["amx_peak_GFLOPs"] = peaks().amx * threads;
+    state.counters["of_amx_peak"] = gflops / (peaks().amx * threads);
+  }
+  if (double peer = peerGflops(state.range(0), t); peer > 0)
+    state.counters["vs_peer"] = gflops / peer;
   state.counters["threads"] = threads;
 }
 
@@ -167,7 +188,9 @@ void shapes(benchmark::internal::Benchmark *b) {
   for (int64_t dtype : {0, 1})
     for (int64_t shape : {0, 1})
       b->Args({shape, dtype});
-  b->Args({2, 1})->Args({3, 1});
+  for (int64_t dtype : {0, 1})
+    for (int64_t shape : {2, 3})
+      b->Args({shape, dtype});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 

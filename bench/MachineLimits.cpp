@@ -3,6 +3,10 @@
 
 #include <immintrin.h>
 #include <omp.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -73,7 +77,59 @@ __attribute__((target("avx512f,avx512bf16"))) double dotBf16(long iters) {
 
 volatile double sink;
 
+/// 4 accumulator tiles of 16 x 16 f32, each taking `iters` tdpbf16ps of
+/// 16 x 32 by 32 x 16 bf16 tiles (16384 flops each).
+__attribute__((target("amx-tile,amx-bf16"))) double amxBf16(long iters) {
+  struct alignas(64) Config {
+    uint8_t palette = 1, startRow = 0, reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+  } cfg;
+  for (int i = 0; i < 8; ++i) {
+    cfg.colsb[i] = 64;
+    cfg.rows[i] = 16;
+  }
+  alignas(64) static uint16_t a[16 * 32], b[16 * 32];
+  alignas(64) static float c[16 * 16];
+  for (int i = 0; i < 16 * 32; ++i) {
+    a[i] = 0x3f80;
+    b[i] = 0x33d6;
+  }
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, b, 64);
+  for (long i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return c[0];
+}
+
 } // namespace
+
+double amxBf16PeakGflops() {
+  __builtin_cpu_init();
+#if defined(__linux__)
+  if (!__builtin_cpu_supports("amx-bf16") ||
+      syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) != 0)
+    return 0;
+  const long iters = 2'000'000;
+  double s = bestSeconds([&] { sink = amxBf16(iters); }, 3);
+  return 4.0 * iters * 16 * 16 * 32 * 2 / s / 1e9;
+#else
+  return 0;
+#endif
+}
 
 double fmaPeakGflops() {
   const long iters = 20'000'000;

@@ -22,6 +22,9 @@ double fmaPeakGflops();
 /// Single-core bf16 dot-product peak in GFLOP/s: independent `vdpbf16ps`
 /// chains (2 products and 2 adds per f32 lane each); 0 without AVX512-BF16.
 double bf16DotPeakGflops();
+/// Single-core bf16 AMX peak in GFLOP/s (independent tdpbf16ps tile
+/// products), 0 without AMX-BF16 or the kernel's leave to use it.
+double amxBf16PeakGflops();
 /// Read bandwidth in GB/s over a buffer of `bytes`, with `threads` threads.
 double readBandwidthGBs(size_t bytes, int threads);
 /// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
