@@ -171,6 +171,8 @@ Status plan(Plan &pl) {
   return Status::ok();
 }
 
+/// The main pass first: `tilejit demo` reports the first kernel's key and
+/// compile time.
 Status getKernels(Plan &pl, runtime::Executor &executor) {
   const fag::Problem &p = pl.p;
   const std::string t = kindOf(p.dtype);
@@ -185,13 +187,6 @@ Status getKernels(Plan &pl, runtime::Executor &executor) {
       executor.addKernelUse(use);
     return s;
   };
-  if (p.t1 > 0) {
-    jit::Specialization pre{{"T", t}, {"DV", dv}, {"D", d}, {"BM", bm}};
-    if (rope)
-      pre.insert(pre.end(), {{"DR", dr}, {"ROPE", "true"}});
-    if (Status s = get("fag_pre", pre, pl.pre); !s)
-      return s;
-  }
   if (pl.items() > 0) {
     const char *mask = "MNONE";
     switch (p.mask) {
@@ -242,6 +237,13 @@ Status getKernels(Plan &pl, runtime::Executor &executor) {
     if (p.dtype == DataType::BFloat16 && jit::Compiler::instance().hasFastBf16Products())
       spec.push_back({"BFP", "true"});
     if (Status s = get("fag_main", spec, pl.main); !s)
+      return s;
+  }
+  if (p.t1 > 0) {
+    jit::Specialization pre{{"T", t}, {"DV", dv}, {"D", d}, {"BM", bm}};
+    if (rope)
+      pre.insert(pre.end(), {{"DR", dr}, {"ROPE", "true"}});
+    if (Status s = get("fag_pre", pre, pl.pre); !s)
       return s;
   }
   if (p.t1 > 0) {
