@@ -56,6 +56,7 @@ struct Plan {
   fag::Problem p;
   int64_t bm = 64, bn = 64, dr = 8;
   int64_t slots = 1; ///< C: dQ partial slots
+  bool bf16Products = false; ///< BFP: the products take bf16 operands
   std::shared_ptr<const jit::CompiledKernel> pre, main, dq, dqRope;
   std::vector<int64_t> seq;  ///< [bin, 8]
   std::vector<int64_t> work; ///< [items, 5]
@@ -91,6 +92,11 @@ std::pair<int64_t, int64_t> rowsSeeing(const fag::Problem::Band &band, int64_t s
 Status plan(Plan &pl) {
   fag::Problem &p = pl.p;
   pl.bm = pl.bn = p.d > 256 ? 32 : 64;
+  // With bf16 products on AMX-class units the products are cheap against
+  // the per-block vector work: key blocks of 128 halve the per-pair packing
+  // of the query side.
+  if (pl.bf16Products && p.d <= 256)
+    pl.bn = 128;
   pl.dr = p.dr > 0 ? p.dr : 8;
   // Per-batch table: q0, sq, k0, skv, lo, hi, prefix, Σ sq·skv before b.
   int64_t cnt = 0;
@@ -234,7 +240,7 @@ Status getKernels(Plan &pl, runtime::Executor &executor) {
     }
     if (p.sink)
       spec.push_back({"SINK", "true"});
-    if (p.dtype == DataType::BFloat16 && jit::Compiler::instance().hasFastBf16Products())
+    if (pl.bf16Products)
       spec.push_back({"BFP", "true"});
     if (Status s = get("fag_main", spec, pl.main); !s)
       return s;
@@ -432,6 +438,8 @@ Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreG
     return s;
   if (pl->p.empty)
     return Status::ok();
+  pl->bf16Products = pl->p.dtype == DataType::BFloat16 &&
+                     jit::Compiler::instance().hasFastBf16Products();
   if (Status s = plan(*pl); !s)
     return s;
   if (Status s = getKernels(*pl, executor); !s)
