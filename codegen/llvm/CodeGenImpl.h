@@ -218,6 +218,11 @@ private:
     std::vector<llvm::Value *> strides;
   };
   llvm::DenseMap<const ir::Value *, Forwarded> forwardedLoads_;
+  /// v: n = lanes / blk vectors of n blocks of blk lanes, transposed as an
+  /// n x n matrix of blocks (v[j] then holds block j of every input, in
+  /// order) by a butterfly of shuffles: at width w, vectors i and i|w swap
+  /// their off-diagonal w x w sub-matrices.
+  void transposeVectorBlocks(std::vector<llvm::Value *> &v, unsigned blk);
   /// Packs an mma operand (`emit` gets where it is): once, before the
   /// outermost loop around the mma in which `v` does not change, or here.
   void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);

@@ -68,6 +68,26 @@ void CodeGen::packOperand(const ir::Value *v,
     emit(accessOf(v));
 }
 
+void CodeGen::transposeVectorBlocks(std::vector<llvm::Value *> &v, unsigned blk) {
+  const unsigned L = lanes_, n = static_cast<unsigned>(v.size());
+  for (unsigned w = n / 2; w >= 1; w /= 2) {
+    std::vector<int> lo(L), hi(L);
+    for (unsigned c = 0; c < L; ++c) {
+      bool upper = ((c / blk) & w) != 0;
+      lo[c] = static_cast<int>(upper ? L + c - w * blk : c);
+      hi[c] = static_cast<int>(upper ? L + c : c + w * blk);
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      if (i & w)
+        continue;
+      llvm::Value *x0 = b_.CreateShuffleVector(v[i], v[i | w], lo);
+      llvm::Value *x1 = b_.CreateShuffleVector(v[i], v[i | w], hi);
+      v[i] = x0;
+      v[i | w] = x1;
+    }
+  }
+}
+
 unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
 
 bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
@@ -112,29 +132,10 @@ void CodeGen::emitMma(const ir::Op &op) {
       }
     });
   };
-  // v: n = lanes / blk vectors of n blocks of blk lanes, transposed as an
-  // n x n matrix of blocks (v[j] then holds block j of every input, in
-  // order) by a butterfly of shuffles: at width w, vectors i and i|w swap
-  // their off-diagonal w x w sub-matrices.
   auto transposeBlocks = [&](std::vector<llvm::Value *> &v, unsigned blk) {
-    const unsigned n = static_cast<unsigned>(v.size());
-    for (unsigned w = n / 2; w >= 1; w /= 2) {
-      std::vector<int> lo(L), hi(L);
-      for (unsigned c = 0; c < L; ++c) {
-        bool upper = ((c / blk) & w) != 0;
-        lo[c] = static_cast<int>(upper ? L + c - w * blk : c);
-        hi[c] = static_cast<int>(upper ? L + c : c + w * blk);
-      }
-      for (unsigned i = 0; i < n; ++i) {
-        if (i & w)
-          continue;
-        llvm::Value *x0 = b.CreateShuffleVector(v[i], v[i | w], lo);
-        llvm::Value *x1 = b.CreateShuffleVector(v[i], v[i | w], hi);
-        v[i] = x0;
-        v[i | w] = x1;
-      }
-    }
+    transposeVectorBlocks(v, blk);
   };
+
   // Transposes a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
   // contiguous f32 [cols, rows] at `dst`: lanes x lanes blocks go through
   // registers (transposeBlocks with blocks of one lane), the ragged edges
@@ -599,23 +600,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
             v[i] = b.CreateAlignedLoad(
                 vi, at16(src, b.CreateAdd(row, b.CreateMul(p0, i64(2)))), llvm::Align(2));
           }
-          // Butterfly transpose of 16 x 16 words.
-          for (unsigned w = L / 2; w >= 1; w /= 2) {
-            std::vector<int> lo(L), hi(L);
-            for (unsigned c = 0; c < L; ++c) {
-              bool upper = (c & w) != 0;
-              lo[c] = static_cast<int>(upper ? L + c - w : c);
-              hi[c] = static_cast<int>(upper ? L + c : c + w);
-            }
-            for (unsigned i = 0; i < L; ++i) {
-              if (i & w)
-                continue;
-              llvm::Value *y0 = b.CreateShuffleVector(v[i], v[i | w], lo);
-              llvm::Value *y1 = b.CreateShuffleVector(v[i], v[i | w], hi);
-              v[i] = y0;
-              v[i | w] = y1;
-            }
-          }
+          transposeVectorBlocks(v, 1); // 16 x 16 words
           for (unsigned i = 0; i < L; ++i)
             b.CreateAlignedStore(
                 v[i], at32(dst, b.CreateAdd(b.CreateMul(b.CreateAdd(p0, i64(i)), i64(X)), x0)),

@@ -11,6 +11,7 @@
 #include "ops/flash_attention_score_grad/FagTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
+#include "tests/ops/FlashAttentionScoreGradChecks.h"
 #include "ops/samples/Samples.h"
 
 #include <gtest/gtest.h>
@@ -25,46 +26,13 @@
 using namespace tilejit;
 using namespace tilejit::ops;
 using runtime::DataType;
+using test_support::expectClose;
+using test_support::Tolerance;
+using test_support::toleranceFor;
 using Args = aclnn::FlashAttentionUnpaddingScoreGradV5Args;
 
 namespace {
 
-struct Tolerance {
-  double rtol, atol, rms, sinkC;
-};
-
-Tolerance toleranceFor(DataType t) {
-  switch (t) {
-  case DataType::Float16:
-    return {2e-3, 1e-3, 1e-3, 2e-3};
-  case DataType::BFloat16:
-    return {1e-2, 8e-3, 8e-3, 1e-2};
-  default:
-    return {1e-4, 1e-5, 1e-5, 1e-4};
-  }
-}
-
-void expectClose(const std::vector<double> &x, const std::vector<double> &r, const Tolerance &t,
-                 const std::string &what) {
-  ASSERT_EQ(x.size(), r.size()) << what;
-  double m = 0, err2 = 0, ref2 = 0;
-  for (double v : r)
-    m = std::max(m, std::fabs(v));
-  int64_t bad = 0;
-  for (size_t e = 0; e < r.size(); ++e) {
-    const double diff = std::fabs(x[e] - r[e]);
-    err2 += (x[e] - r[e]) * (x[e] - r[e]);
-    ref2 += r[e] * r[e];
-    if (!(diff <= t.rtol * std::fabs(r[e]) + t.atol * m) && bad++ < 5)
-      ADD_FAILURE() << what << "[" << e << "] = " << x[e] << ", reference " << r[e]
-                    << " (max |R| " << m << ")";
-  }
-  EXPECT_EQ(bad, 0) << what << ": elements out of tolerance";
-  if (ref2 > 0)
-    EXPECT_LE(std::sqrt(err2 / ref2), t.rms) << what << ": relative RMS";
-  else
-    EXPECT_EQ(err2, 0.0) << what << ": the reference is all zeros";
-}
 
 struct Case {
   std::string name;
