@@ -41,48 +41,13 @@ int64_t flatOffset(const TensorView &t, int64_t flat) {
 
 /// Element `index` of the storage (not of the view), as double.
 double readStorage(const TensorView &t, int64_t index) {
-  const char *p = static_cast<const char *>(t.data) + index * t.elementSize();
-  uint16_t h;
-  switch (t.dtype) {
-  case DataType::Float16:
-    std::memcpy(&h, p, 2);
-    return runtime::halfBitsToFloat(h);
-  case DataType::BFloat16:
-    std::memcpy(&h, p, 2);
-    return runtime::bfloat16BitsToFloat(h);
-  case DataType::Float: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  default:
-    return static_cast<uint8_t>(*p);
-  }
+  return runtime::loadElementAsDouble(t.dtype,
+                                      static_cast<const char *>(t.data) + index * t.elementSize());
 }
 
 void writeStorage(const TensorView &t, int64_t index, double v) {
-  char *p = static_cast<char *>(t.data) + index * t.elementSize();
-  uint16_t h;
-  switch (t.dtype) {
-  case DataType::Float16:
-    h = runtime::floatToHalfBits(static_cast<float>(v));
-    std::memcpy(p, &h, 2);
-    return;
-  case DataType::BFloat16:
-    h = runtime::floatToBFloat16Bits(static_cast<float>(v));
-    std::memcpy(p, &h, 2);
-    return;
-  case DataType::Float: {
-    const float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    return;
-  }
-  case DataType::Bool:
-    *p = v != 0 ? 1 : 0;
-    return;
-  default:
-    *p = static_cast<char>(static_cast<uint8_t>(v));
-  }
+  runtime::storeElementFromDouble(t.dtype, static_cast<char *>(t.data) + index * t.elementSize(),
+                                  v);
 }
 
 /// An owned buffer and a view over it; `present` false for an absent input.

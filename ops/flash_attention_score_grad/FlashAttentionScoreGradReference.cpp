@@ -39,43 +39,14 @@ int64_t flatOffset(const TensorView &t, int64_t flat) {
 }
 
 double readElement(const TensorView &t, int64_t flat) {
-  const char *p = static_cast<const char *>(t.firstElement()) +
-                  flatOffset(t, flat) * t.elementSize();
-  uint16_t h;
-  switch (t.dtype) {
-  case DataType::Float16:
-    std::memcpy(&h, p, 2);
-    return runtime::halfBitsToFloat(h);
-  case DataType::BFloat16:
-    std::memcpy(&h, p, 2);
-    return runtime::bfloat16BitsToFloat(h);
-  case DataType::Float: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  default:
-    return static_cast<uint8_t>(*p);
-  }
+  return runtime::loadElementAsDouble(t.dtype, static_cast<const char *>(t.firstElement()) +
+                                                   flatOffset(t, flat) * t.elementSize());
 }
 
 /// Rounds to nearest even into the view's dtype.
 void writeElement(const TensorView &t, int64_t flat, double v) {
-  char *p = static_cast<char *>(t.firstElement()) + flatOffset(t, flat) * t.elementSize();
-  const float f = static_cast<float>(v);
-  uint16_t h;
-  switch (t.dtype) {
-  case DataType::Float16:
-    h = runtime::floatToHalfBits(f);
-    std::memcpy(p, &h, 2);
-    return;
-  case DataType::BFloat16:
-    h = runtime::floatToBFloat16Bits(f);
-    std::memcpy(p, &h, 2);
-    return;
-  default:
-    std::memcpy(p, &f, 4);
-  }
+  runtime::storeElementFromDouble(
+      t.dtype, static_cast<char *>(t.firstElement()) + flatOffset(t, flat) * t.elementSize(), v);
 }
 
 /// The whole view, row-major, as doubles (empty for an absent tensor).

@@ -305,4 +305,46 @@ float bfloat16BitsToFloat(uint16_t bits) {
   return bitsToFloat(static_cast<uint32_t>(bits) << 16);
 }
 
+double loadElementAsDouble(DataType type, const void *p) {
+  uint16_t h;
+  switch (type) {
+  case DataType::Float16:
+    std::memcpy(&h, p, 2);
+    return halfBitsToFloat(h);
+  case DataType::BFloat16:
+    std::memcpy(&h, p, 2);
+    return bfloat16BitsToFloat(h);
+  case DataType::Float: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  default:
+    return *static_cast<const uint8_t *>(p);
+  }
+}
+
+void storeElementFromDouble(DataType type, void *p, double value) {
+  const float f = static_cast<float>(value);
+  uint16_t h;
+  switch (type) {
+  case DataType::Float16:
+    h = floatToHalfBits(f);
+    std::memcpy(p, &h, 2);
+    return;
+  case DataType::BFloat16:
+    h = floatToBFloat16Bits(f);
+    std::memcpy(p, &h, 2);
+    return;
+  case DataType::Float:
+    std::memcpy(p, &f, 4);
+    return;
+  case DataType::Bool:
+    *static_cast<uint8_t *>(p) = value != 0 ? 1 : 0;
+    return;
+  default:
+    *static_cast<uint8_t *>(p) = static_cast<uint8_t>(value);
+  }
+}
+
 } // namespace tilejit::runtime

@@ -99,6 +99,14 @@ uint16_t floatToBFloat16Bits(float value);
 /// Converts bf16 bits to float (exact).
 float bfloat16BitsToFloat(uint16_t bits);
 
+/// The element of `type` at `p` as double: FLOAT16, BFLOAT16 and FLOAT
+/// exactly, any other type as its first byte's unsigned value (BOOL, UINT8).
+double loadElementAsDouble(DataType type, const void *p);
+/// Stores `value` at `p` as `type`: FLOAT16 and BFLOAT16 through float,
+/// rounded to nearest even; FLOAT rounded to nearest; BOOL as 0 or 1; any
+/// other type as one unsigned byte.
+void storeElementFromDouble(DataType type, void *p, double value);
+
 } // namespace tilejit::runtime
 
 #endif
