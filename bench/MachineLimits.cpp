@@ -1,12 +1,10 @@
 //===- MachineLimits.cpp - The machine's own limits, measured in the run --===//
 #include "MachineLimits.h"
 
+#include "jit/Compiler.h"
+
 #include <immintrin.h>
 #include <omp.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -119,16 +117,11 @@ __attribute__((target("amx-tile,amx-bf16"))) double amxBf16(long iters) {
 
 double amxBf16PeakGflops() {
   __builtin_cpu_init();
-#if defined(__linux__)
-  if (!__builtin_cpu_supports("amx-bf16") ||
-      syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) != 0)
+  if (!__builtin_cpu_supports("amx-bf16") || !jit::requestAmxPermission())
     return 0;
   const long iters = 2'000'000;
   double s = bestSeconds([&] { sink = amxBf16(iters); }, 3);
   return 4.0 * iters * 16 * 16 * 32 * 2 / s / 1e9;
-#else
-  return 0;
-#endif
 }
 
 double fmaPeakGflops() {

@@ -132,6 +132,12 @@ enum class DumpStage : unsigned {
 /// own features, or the level `TILEJIT_TARGET=avx2|avx512` names.
 enum class TargetLevel { Host, Avx2, Avx512 };
 
+/// Asks Linux for the AMX tile data state (ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA), which a process needs before any of its threads
+/// executes an AMX instruction: once per process (the compiler asks when it
+/// picks the host target). False where it is refused or not Linux/x86-64.
+bool requestAmxPermission();
+
 class Compiler {
 public:
   /// The process-wide compiler for the host target (or the one

@@ -56,20 +56,6 @@ void initializeLLVM() {
   });
 }
 
-/// Asks Linux for the AMX tile data state (ARCH_REQ_XCOMP_PERM,
-/// XFEATURE_XTILEDATA): a process must before any thread executes an AMX
-/// instruction. Once per process; false where it is refused.
-bool requestAmxPermission() {
-  static const bool granted = [] {
-#if defined(__linux__) && defined(__x86_64__)
-    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-    return false;
-#endif
-  }();
-  return granted;
-}
 
 bool hostHas(const llvm::StringMap<bool> &f,
              std::initializer_list<const char *> names) {
@@ -82,6 +68,18 @@ bool hostHas(const llvm::StringMap<bool> &f,
 }
 
 } // namespace
+
+bool requestAmxPermission() {
+  static const bool granted = [] {
+#if defined(__linux__) && defined(__x86_64__)
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return granted;
+}
 
 bool Compiler::hostSupports(TargetLevel level) {
   llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();

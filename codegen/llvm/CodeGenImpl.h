@@ -223,6 +223,16 @@ private:
   /// order) by a butterfly of shuffles: at width w, vectors i and i|w swap
   /// their off-diagonal w x w sub-matrices.
   void transposeVectorBlocks(std::vector<llvm::Value *> &v, unsigned blk);
+  /// The accumulators of an mr x cols block at (m0, n0) of an f32 tile C
+  /// [.., N]: their addresses, the mask of a partial last vector per row,
+  /// their values.
+  struct AccBlock {
+    unsigned nv = 0; ///< vectors per row
+    std::vector<llvm::Value *> ptr, init, masks;
+  };
+  AccBlock loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0, unsigned mr,
+                            llvm::Value *n0, int64_t cols);
+  void storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out);
   /// Packs an mma operand (`emit` gets where it is): once, before the
   /// outermost loop around the mma in which `v` does not change, or here.
   void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);
@@ -230,8 +240,8 @@ private:
   void emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB, llvm::Value *C,
                   int64_t M, int64_t N, int64_t K);
   /// The bf16 pairs form of an mma with many rows (CodeGenMma.cpp).
-  void emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
-                        llvm::Value *C, int64_t M, int64_t N, int64_t K, bool amx);
+  void emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Value *C, int64_t M,
+                        int64_t N, int64_t K, bool amx);
   /// Stores whose fast path the producing fused loop already did: the
   /// in-bounds flag, so the store emits only the slow path.
   llvm::DenseMap<const ir::Op *, llvm::Value *> forwardedStores_;

@@ -88,6 +88,29 @@ void CodeGen::transposeVectorBlocks(std::vector<llvm::Value *> &v, unsigned blk)
   }
 }
 
+CodeGen::AccBlock CodeGen::loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0,
+                                            unsigned mr, llvm::Value *n0, int64_t cols) {
+  const unsigned L = lanes_;
+  AccBlock a;
+  a.nv = static_cast<unsigned>((cols + L - 1) / L);
+  a.masks.assign(a.nv, nullptr);
+  if (cols % L)
+    a.masks[a.nv - 1] = prefixMask(static_cast<unsigned>(cols % L), L);
+  for (unsigned m = 0; m < mr; ++m)
+    for (unsigned v = 0; v < a.nv; ++v) {
+      llvm::Value *idx = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(m0, i64(m)), i64(N)),
+                                      b_.CreateAdd(n0, i64(v * L)));
+      a.ptr.push_back(b_.CreateGEP(b_.getFloatTy(), C, idx));
+      a.init.push_back(loadElems(ScalarKind::F32, a.ptr.back(), L, a.masks[v]));
+    }
+  return a;
+}
+
+void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out) {
+  for (size_t i = 0; i < out.size(); ++i)
+    storeElems(ScalarKind::F32, out[i], acc.ptr[i], lanes_, acc.masks[i % acc.nv]);
+}
+
 unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
 
 bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
@@ -198,7 +221,7 @@ void CodeGen::emitMma(const ir::Op &op) {
   const bool bf16Many = !few && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 && L == 16 &&
                         (target_.bf16DotFast || amx) && K % 2 == 0;
   if (bf16Many) {
-    emitMmaBf16Pairs(op, fa, fb, C, M, N, K, amx);
+    emitMmaBf16Pairs(op, fa, C, M, N, K, amx);
     return;
   }
   // A as f32 [M, K], rows lda apart; packed when needed.
@@ -473,18 +496,9 @@ void CodeGen::emitMma(const ir::Op &op) {
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
     if (bf16Pairs)
       return microPairs(m0, mr, n0, cols);
-    unsigned nv = static_cast<unsigned>((cols + L - 1) / L);
-    std::vector<llvm::Value *> masks(nv, nullptr);
-    if (cols % L)
-      masks[nv - 1] = prefixMask(static_cast<unsigned>(cols % L), L);
-    std::vector<llvm::Value *> cptr(mr * nv), init(mr * nv);
-    for (unsigned m = 0; m < mr; ++m)
-      for (unsigned v = 0; v < nv; ++v) {
-        llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), i64(N)),
-                                       b.CreateAdd(n0, i64(v * L)));
-        cptr[m * nv + v] = b.CreateGEP(f32, C, idx);
-        init[m * nv + v] = loadElems(ScalarKind::F32, cptr[m * nv + v], L, masks[v]);
-      }
+    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols);
+    const unsigned nv = acc.nv;
+    const std::vector<llvm::Value *> &masks = acc.masks, &init = acc.init;
     // K loop with the accumulators as loop-carried SSA values (registers).
     std::vector<llvm::Value *> out = carriedLoop(
         i64(0), i64(K), 1, init, [&](llvm::Value *k, const std::vector<llvm::Value *> &accs) {
@@ -504,8 +518,7 @@ void CodeGen::emitMma(const ir::Op &op) {
           }
           return next;
         });
-    for (unsigned i = 0; i < out.size(); ++i)
-      storeElems(ScalarKind::F32, out[i], cptr[i], L, masks[i % nv]);
+    storeAccumulators(acc, out);
   };
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
@@ -524,7 +537,8 @@ void CodeGen::emitMma(const ir::Op &op) {
     columnBlock(i64(nFull), N - nFull);
 }
 
-/// The bf16 x bf16 mma with many rows on AVX512-BF16. B is packed into a
+/// The bf16 x bf16 mma with many rows where bf16 products are fast: on AMX
+/// tiles (emitMmaAmx), or with AMD's `vdpbf16ps`. B is packed into a
 /// panel of pairs [K / 2, N] (32 bits each: b[k, n] and b[k + 1, n]),
 /// whatever its layout: rows 2p and 2p + 1 interleaved when it is [K, N], a
 /// 32-bit transpose when it is stored [N, K] (transB: its pairs are already
@@ -535,14 +549,13 @@ void CodeGen::emitMma(const ir::Op &op) {
 /// operand defined outside the loops around the mma is hoisted before the
 /// outermost of them (a key block's transposed panel serves every query
 /// block of the flash-attention backward).
-void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forwarded &fb,
-                               llvm::Value *C, int64_t M, int64_t N, int64_t K, bool amx) {
+void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Value *C, int64_t M,
+                               int64_t N, int64_t K, bool amx) {
   auto &b = b_;
   const unsigned L = lanes_;
   const bool ta = op.attrs().transA, tb = op.attrs().transB;
   const int64_t KH = K / 2;
-  llvm::Type *f32 = b.getFloatTy(), *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
-  llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
+  llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
   llvm::Type *vi = llvm::FixedVectorType::get(i32, L);
   llvm::Type *vh = llvm::FixedVectorType::get(i16, L);
   llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
@@ -636,7 +649,6 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
       interleave(f.base, f.strides[0], PA, M); // a is [K, M]
     });
   }
-  (void)fb;
   if (amx) {
     // A as [M, K] bf16 rows: in place, or (transA) the pairs [K / 2, M]
     // transposed as words into [M, K / 2].
@@ -654,7 +666,6 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
     emitMmaAmx(AR, ldaBytes, PB, C, M, N, K);
     return;
   }
-  (void)fa;
   // The pair of a for row m at pair p, as a splat of 16 pairs.
   auto aPair = [&](llvm::Value *m, llvm::Value *p) {
     llvm::Value *w =
@@ -669,18 +680,9 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
 
   const unsigned MR = 8, NV = 2;
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
-    unsigned nv = static_cast<unsigned>((cols + L - 1) / L);
-    std::vector<llvm::Value *> masks(nv, nullptr);
-    if (cols % L)
-      masks[nv - 1] = prefixMask(static_cast<unsigned>(cols % L), L);
-    std::vector<llvm::Value *> cptr(mr * nv), init(mr * nv);
-    for (unsigned m = 0; m < mr; ++m)
-      for (unsigned v = 0; v < nv; ++v) {
-        llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(m0, i64(m)), i64(N)),
-                                       b.CreateAdd(n0, i64(v * L)));
-        cptr[m * nv + v] = b.CreateGEP(f32, C, idx);
-        init[m * nv + v] = loadElems(ScalarKind::F32, cptr[m * nv + v], L, masks[v]);
-      }
+    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols);
+    const unsigned nv = acc.nv;
+    const std::vector<llvm::Value *> &masks = acc.masks, &init = acc.init;
     std::vector<llvm::Value *> out = emitCarriedLoop(
         "mma.k", i64(0), i64(KH), 1, init,
         [&](llvm::Value *p, const std::vector<llvm::Value *> &accs) {
@@ -703,10 +705,8 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
           }
           return next;
         });
-    for (unsigned i = 0; i < out.size(); ++i)
-      storeElems(ScalarKind::F32, out[i], cptr[i], L, masks[i % nv]);
+    storeAccumulators(acc, out);
   };
-  (void)vf;
   const int64_t NR = NV * L, nFull = N / NR * NR, mFull = M / MR * MR;
   const unsigned mTail = static_cast<unsigned>(M - mFull);
   beginSpread((nFull / NR + (nFull < N)) * (mFull / MR + (mTail > 0)) * KH);
@@ -723,11 +723,13 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, const Forw
 }
 
 /// The bf16 mma on AMX: C [M, N] f32 += A [M, K] bf16 (rows `ldaBytes`
-/// apart) times B, packed as pairs [K / 2, N]. Blocks of 2 x 2 tiles of
-/// 16 x 16 f32 stay in tile registers over K, 32 k (16 pairs) a
-/// `tdpbf16ps`: two A tiles of 16 rows x 32 k, two B tiles of 16 pairs x 16
-/// columns. Edges take smaller tile shapes; the K steps are unrolled, so
-/// no tile value crosses a block boundary (LLVM configures the tiles).
+/// apart) times B, packed as pairs [K / 2, N]; M and N are multiples of 16,
+/// K of 32, so every tile has one shape. Blocks of 2 x 2 tiles of 16 x 16
+/// f32 stay in tile registers over K, 32 k (16 pairs) a `tdpbf16ps`: two A
+/// tiles of 16 rows x 32 k, two B tiles of 16 pairs x 16 columns (a last
+/// row or column of single tiles where M or N is an odd number of 16s).
+/// The K steps are unrolled, so no tile value crosses a block boundary
+/// (LLVM configures the tiles).
 void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
                          llvm::Value *C, int64_t M, int64_t N, int64_t K) {
   auto &b = b_;
@@ -752,8 +754,9 @@ void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
         if (rows[i] && cols[j])
           tc[i][j] = b.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64_internal, {},
                                        {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride});
-    for (int64_t kc = 0; kc < K; kc += 32) {
-      const int64_t kk = std::min<int64_t>(32, K - kc); // even
+    assert(M % 16 == 0 && N % 16 == 0 && K % 32 == 0 && "whole AMX tiles only");
+    constexpr int64_t kk = 32;
+    for (int64_t kc = 0; kc < K; kc += kk) {
       // The B tiles first, then one A tile at a time: at most 4 + 2 + 1
       // tiles live of the 8 registers.
       llvm::Value *tbv[2] = {nullptr, nullptr};
@@ -785,21 +788,19 @@ void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
           b.CreateIntrinsic(llvm::Intrinsic::x86_tilestored64_internal, {},
                             {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride, tc[i][j]});
   };
+  // A last row (column) of single tiles where M (N) is an odd number of 16s.
   const int64_t mFull = M / 32 * 32, nFull = N / 32 * 32;
-  const int64_t mt = M - mFull, nt = N - nFull;
-  const int64_t mr0 = std::min<int64_t>(mt, 16), mr1 = mt - mr0;
-  const int64_t nc0 = std::min<int64_t>(nt, 16), nc1 = nt - nc0;
-  auto rowsOf = [&](llvm::Value *n0, int64_t c0, int64_t c1) {
+  const int64_t mLast = M - mFull, nLast = N - nFull; // 0 or 16
+  auto rowsOf = [&](llvm::Value *n0, int64_t c1) {
     if (mFull > 0)
-      emitLoop(i64(0), i64(mFull), 32,
-               [&](llvm::Value *m0) { block(m0, 16, 16, n0, c0, c1); });
-    if (mt)
-      block(i64(mFull), mr0, mr1, n0, c0, c1);
+      emitLoop(i64(0), i64(mFull), 32, [&](llvm::Value *m0) { block(m0, 16, 16, n0, 16, c1); });
+    if (mLast)
+      block(i64(mFull), 16, 0, n0, 16, c1);
   };
   if (nFull > 0)
-    emitLoop(i64(0), i64(nFull), 32, [&](llvm::Value *n0) { rowsOf(n0, 16, 16); });
-  if (nt)
-    rowsOf(i64(nFull), nc0, nc1);
+    emitLoop(i64(0), i64(nFull), 32, [&](llvm::Value *n0) { rowsOf(n0, 16); });
+  if (nLast)
+    rowsOf(i64(nFull), 0);
 }
 
 } // namespace tilejit::codegen

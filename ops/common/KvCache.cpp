@@ -67,6 +67,26 @@ const char *indexKind(DataType type) {
   return type == DataType::Int64 ? "i64" : "i32";
 }
 
+const char *valueKind(DataType type) {
+  switch (type) {
+  case DataType::Float16:
+    return "f16";
+  case DataType::BFloat16:
+    return "bf16";
+  case DataType::Int8:
+    return "i8";
+  case DataType::Float:
+    return "f32";
+  default:
+    return "u8";
+  }
+}
+
+void *zeroStorage() {
+  alignas(64) static unsigned char zeros[4096] = {};
+  return zeros;
+}
+
 std::optional<FlatView> collapse(const runtime::TensorView &view,
                                  const std::vector<int> &groups) {
   FlatView flat;

@@ -52,6 +52,12 @@ bool streamsOutput(int64_t outputBytes);
 const char *copyKind(int64_t bytes);
 /// "i32" or "i64" for an index dtype.
 const char *indexKind(runtime::DataType type);
+/// The DSL kind of a value dtype: "f16", "bf16", "f32", "i8", else "u8".
+const char *valueKind(runtime::DataType type);
+/// Zeroed storage (4 KiB, 64-byte aligned) that stands in for the tensors a
+/// kernel specialisation never reads or writes (their accesses are folded
+/// away); views over it take stride 0.
+void *zeroStorage();
 
 /// A view re-expressed with fewer axes (for rt::ArgPack::tensor).
 struct FlatView {
@@ -91,7 +97,8 @@ struct KernelLaunch {
 void setKernelLaunch(runtime::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op);
 
-/// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2.
+/// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2
+/// with the workspace phase 1 asked for.
 template <typename Args>
 runtime::Status prepareAndRun(const Args &args,
                               runtime::Status (*prepare)(const Args &,
@@ -99,7 +106,8 @@ runtime::Status prepareAndRun(const Args &args,
   runtime::Executor executor(Args::kOpName);
   if (runtime::Status s = prepare(args, executor); !s)
     return s;
-  return executor.run(runtime::LaunchContext{});
+  std::vector<unsigned char> workspace(executor.workspaceSize());
+  return executor.run(runtime::LaunchContext{workspace.data(), workspace.size()});
 }
 
 /// The cores a launch may use (OpenMP's count, capped by

@@ -32,16 +32,6 @@ const jit::KernelSource &source() {
   return src;
 }
 
-const char *kindOf(DataType t) {
-  switch (t) {
-  case DataType::Float16:
-    return "f16";
-  case DataType::BFloat16:
-    return "bf16";
-  default:
-    return "f32";
-  }
-}
 
 /// Work items for the deterministic schedule: at least this many in all,
 /// whatever the thread count (the split decides the dQ summation order, so
@@ -61,7 +51,6 @@ struct Plan {
   std::vector<int64_t> seq;  ///< [bin, 8]
   std::vector<int64_t> work; ///< [items, 5]
   std::vector<int64_t> tb0, tb1;
-  std::vector<unsigned char> maskCopy; ///< used when the mask is not contiguous
   // Workspace layout (byte offsets).
   uint64_t stOff = 0, dqOff = 0, dqrOff = 0, dsOff = 0, total = 0;
   int64_t items() const { return static_cast<int64_t>(work.size() / 5); }
@@ -73,12 +62,6 @@ void packHeadMajor(rt::ArgPack &a, const TensorView &t) {
            {t.strides[1], t.strides[0], t.strides[2]});
 }
 
-/// Zeroed storage that stands in for the tensors a specialisation never
-/// touches (their loads and stores are folded away).
-void *dummy() {
-  alignas(64) static unsigned char zeros[4096] = {};
-  return zeros;
-}
 
 /// The keep band's bounds and the query rows of batch bi that may see a key
 /// block [j0, j1) (section 5): [i0, i1).
@@ -89,7 +72,7 @@ std::pair<int64_t, int64_t> rowsSeeing(const fag::Problem::Band &band, int64_t s
   return {std::max<int64_t>(0, j0 - band.hi), std::min<int64_t>(sq, j1 - band.lo)};
 }
 
-Status plan(Plan &pl) {
+void plan(Plan &pl) {
   fag::Problem &p = pl.p;
   pl.bm = pl.bn = p.d > 256 ? 32 : 64;
   // With bf16 products on AMX-class units the products are cheap against
@@ -108,7 +91,6 @@ Status plan(Plan &pl) {
   }
   // Work items: per (batch, kv head), the KV blocks in chunks of about equal
   // work (query blocks visited), enough chunks for kMinItems items.
-  std::vector<std::pair<int64_t, int64_t>> groups; // (b, blocks)
   int64_t active = 0;
   for (int64_t b = 0; b < p.b; ++b)
     if (p.skv(b) > 0)
@@ -174,14 +156,13 @@ Status plan(Plan &pl) {
                          : 0);
   pl.dsOff = carve(static_cast<uint64_t>(pl.items() * p.g) * 4 + 4);
   pl.total += 64; // the caller's workspace is aligned to 64 inside
-  return Status::ok();
 }
 
 /// The main pass first: `tilejit demo` reports the first kernel's key and
 /// compile time.
 Status getKernels(Plan &pl, runtime::Executor &executor) {
   const fag::Problem &p = pl.p;
-  const std::string t = kindOf(p.dtype);
+  const std::string t = valueKind(p.dtype);
   const std::string d = std::to_string(p.d), dv = std::to_string(p.dv);
   const std::string bm = std::to_string(pl.bm), dr = std::to_string(pl.dr);
   const bool rope = p.dr > 0;
@@ -289,7 +270,7 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
     if (rope)
       a.tensor(dqrw, {pl.slots, n1, t1, dr});
     else
-      a.tensor(dummy(), {1, 1, 1, dr}, {0, 0, 0, 0});
+      a.tensor(zeroStorage(), {1, 1, 1, dr}, {0, 0, 0, 0});
   };
   if (pl.pre) {
     rt::ArgPack a;
@@ -315,61 +296,62 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
       packHeadMajor(a, *p.qRope);
       packHeadMajor(a, *p.kRope);
     } else {
-      a.tensor(dummy(), {1, 1, dr}, {0, 0, 0});
-      a.tensor(dummy(), {1, 1, dr}, {0, 0, 0});
+      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
+      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
     }
     packStats(a);
     a.tensor(const_cast<int64_t *>(pl.seq.data()), {p.bin, 8});
     a.tensor(const_cast<int64_t *>(pl.work.data()), {pl.items(), 5});
-    // The explicit mask, read packed as bytes (bool and uint8 alike).
+    // The explicit mask, read packed as bytes (bool and uint8 alike); a
+    // strided one is first gathered into its logical order (its content is
+    // the call's, so phase 2 copies it).
+    std::vector<unsigned char> maskCopy;
     if (p.attenMask && p.mask != fag::MaskForm::Compressed) {
       const TensorView &m = *p.attenMask;
       if (m.isContiguous()) {
         a.tensor(m.firstElement(), {m.numel()});
       } else {
-        // Gathered into logical order; the copy is the plan's, made here.
-        auto &copy = const_cast<std::vector<unsigned char> &>(pl.maskCopy);
-        copy.resize(static_cast<size_t>(m.numel()));
+        maskCopy.resize(static_cast<size_t>(m.numel()));
         std::vector<int64_t> idx(static_cast<size_t>(m.rank()), 0);
         const auto *src = static_cast<const unsigned char *>(m.firstElement());
         for (int64_t e = 0; e < m.numel(); ++e) {
           int64_t off = 0;
           for (int64_t k = 0; k < m.rank(); ++k)
             off += idx[static_cast<size_t>(k)] * m.strides[static_cast<size_t>(k)];
-          copy[static_cast<size_t>(e)] = src[off];
+          maskCopy[static_cast<size_t>(e)] = src[off];
           for (int64_t k = m.rank(); k-- > 0;) {
             if (++idx[static_cast<size_t>(k)] < m.dim(k))
               break;
             idx[static_cast<size_t>(k)] = 0;
           }
         }
-        a.tensor(copy.data(), {m.numel()});
+        a.tensor(maskCopy.data(), {m.numel()});
       }
     } else {
-      a.tensor(dummy(), {1});
+      a.tensor(zeroStorage(), {1});
     }
     if (p.dropout)
       a.tensor(p.dropMask->firstElement(), {p.dropMask->dim(0)}, {p.dropMask->strides[0]});
     else
-      a.tensor(dummy(), {1});
+      a.tensor(zeroStorage(), {1});
     if (p.pse == fag::PseForm::AlibiCompressed)
       a.tensor(p.pseT->firstElement(), p.pseT->shape, p.pseT->strides);
     else
-      a.tensor(dummy(), {1, 1, 1, 1});
+      a.tensor(zeroStorage(), {1, 1, 1, 1});
     if (p.pse == fag::PseForm::PerKv || p.pse == fag::PseForm::Full)
       a.tensor(p.pseT->firstElement(), {p.pseT->dim(0)}, {p.pseT->strides[0]});
     else
-      a.tensor(dummy(), {1});
+      a.tensor(zeroStorage(), {1});
     if (p.pse == fag::PseForm::Slopes && p.pseT->rank() == 2)
       a.tensor(p.pseT->firstElement(), p.pseT->shape, p.pseT->strides);
     else if (p.pse == fag::PseForm::Slopes)
       a.tensor(p.pseT->firstElement(), {1, p.pseT->dim(0)}, {0, p.pseT->strides[0]});
     else
-      a.tensor(dummy(), {1, 1});
+      a.tensor(zeroStorage(), {1, 1});
     if (p.sink)
       a.tensor(p.sinkT->firstElement(), {p.sinkT->dim(0)}, {p.sinkT->strides[0]});
     else
-      a.tensor(dummy(), {1});
+      a.tensor(zeroStorage(), {1});
     packDqw(a);
     packDqrw(a);
     packHeadMajor(a, p.dk);
@@ -377,7 +359,7 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
     if (rope && p.dkRope)
       packHeadMajor(a, *p.dkRope);
     else
-      a.tensor(dummy(), {1, 1, dr}, {0, 0, 0});
+      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
     a.tensor(dsw, {pl.items(), p.g});
     a.f32(p.scale);
     a.f32(1.0f / p.keepProb);
@@ -440,8 +422,7 @@ Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreG
     return Status::ok();
   pl->bf16Products = pl->p.dtype == DataType::BFloat16 &&
                      jit::Compiler::instance().hasFastBf16Products();
-  if (Status s = plan(*pl); !s)
-    return s;
+  plan(*pl);
   if (Status s = getKernels(*pl, executor); !s)
     return s;
   executor.setWorkspaceSize(pl->total);
@@ -455,11 +436,7 @@ Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreG
 }
 
 Status flashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args) {
-  runtime::Executor executor(aclnn::FlashAttentionUnpaddingScoreGradV5Args::kOpName);
-  if (Status s = prepareFlashAttentionScoreGrad(args, executor); !s)
-    return s;
-  std::vector<unsigned char> workspace(executor.workspaceSize());
-  return executor.run(runtime::LaunchContext{workspace.data(), workspace.size()});
+  return prepareAndRun(args, prepareFlashAttentionScoreGrad);
 }
 
 TILEJIT_REGISTER_ACLNN_OP(aclnn::FlashAttentionUnpaddingScoreGradV5Args,

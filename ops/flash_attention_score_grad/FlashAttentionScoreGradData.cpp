@@ -121,6 +121,17 @@ struct Rng {
 
 } // namespace
 
+Tolerance toleranceFor(DataType t) {
+  switch (t) {
+  case DataType::Float16:
+    return {2e-3, 1e-3, 1e-3, 2e-3};
+  case DataType::BFloat16:
+    return {1e-2, 8e-3, 8e-3, 1e-2};
+  default:
+    return {1e-4, 1e-5, 1e-5, 1e-4};
+  }
+}
+
 double outputSentinel(DataType dtype) {
   unsigned char buf[8] = {};
   TensorView v;

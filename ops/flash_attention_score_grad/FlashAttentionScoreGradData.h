@@ -59,6 +59,14 @@ struct Config {
   uint64_t seed = 1;
 };
 
+/// Section 8's tolerances for one input dtype: element-wise |X - R| <=
+/// rtol |R| + atol max|R|, relative RMS <= rms, and dθ within sinkC times
+/// its scale (sinkGradScale).
+struct Tolerance {
+  double rtol, atol, rms, sinkC;
+};
+Tolerance toleranceFor(runtime::DataType t);
+
 /// The value every output element (and every gap of a strided output's
 /// storage) holds before a run: 12345 rounded to `dtype`.
 double outputSentinel(runtime::DataType dtype);

@@ -16,8 +16,7 @@ using runtime::DataType;
 /// Section 8's element-wise tolerance for `dtype`: |X - R| <= rtol |R| +
 /// atol max|R| on every output; maxAbsErr is the worst |X - R| / max|R|.
 bool withinTolerance(fag::Data &data, DataType dtype, double &worst) {
-  const double rtol = dtype == DataType::Float ? 1e-4 : dtype == DataType::Float16 ? 2e-3 : 1e-2;
-  const double atol = dtype == DataType::Float ? 1e-5 : dtype == DataType::Float16 ? 1e-3 : 8e-3;
+  const fag::Tolerance tol = fag::toleranceFor(dtype);
   bool ok = true;
   worst = 0;
   for (const char *name : {"dq", "dk", "dv"}) {
@@ -27,7 +26,7 @@ bool withinTolerance(fag::Data &data, DataType dtype, double &worst) {
       m = std::max(m, std::abs(v));
     for (size_t i = 0; i < x.size(); ++i) {
       const double e = std::abs(x[i] - r[i]);
-      ok &= e <= rtol * std::abs(r[i]) + atol * m;
+      ok &= e <= tol.rtol * std::abs(r[i]) + tol.atol * m;
       worst = std::max(worst, m > 0 ? e / m : e);
     }
   }

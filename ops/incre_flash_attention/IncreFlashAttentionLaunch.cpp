@@ -32,23 +32,6 @@ const jit::KernelSource &source() {
   return src;
 }
 
-/// Zero bytes that stand in for absent inputs (never written).
-alignas(64) unsigned char zeroBytes[64] = {};
-
-const char *kindOf(DataType t) {
-  switch (t) {
-  case DataType::Float16:
-    return "f16";
-  case DataType::BFloat16:
-    return "bf16";
-  case DataType::Int8:
-    return "i8";
-  case DataType::Float:
-    return "f32";
-  default:
-    return "u8";
-  }
-}
 
 /// [B, Nkv, G, D] view of a query-shaped tensor (3.1).
 FlatView headView(const TensorView &t, const Geometry &g) {
@@ -140,7 +123,7 @@ void pack(rt::ArgPack &p, const FlatView &f) {
 }
 FlatView zeroView(std::vector<int64_t> sizes) {
   std::vector<int64_t> strides(sizes.size(), 0);
-  return FlatView{zeroBytes, std::move(sizes), std::move(strides)};
+  return FlatView{zeroStorage(), std::move(sizes), std::move(strides)};
 }
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -220,8 +203,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     interleaved = byRow(kvView(*a.key->at(i), g)) && byRow(kvView(*a.value->at(i), g));
   const bool hasOff = a.antiquantOffset && !a.antiquantOffset->isEmpty();
   const bool hasQOff = a.quantOffset2 && !a.quantOffset2->isEmpty();
-  jit::Specialization sp{{"T", kindOf(q.dtype)},
-                         {"KT", kindOf(g.kvDtype)},
+  jit::Specialization sp{{"T", valueKind(q.dtype)},
+                         {"KT", valueKind(g.kvDtype)},
                          {"D", std::to_string(g.d)},
                          {"G", std::to_string(g.g)},
                          {"BKV", std::to_string(bkv)},
@@ -260,12 +243,12 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       !s)
     return s;
   executor.addKernelUse(use);
-  jit::Specialization sc{{"O", kindOf(out.dtype)},
+  jit::Specialization sc{{"O", valueKind(out.dtype)},
                          {"D", std::to_string(g.d)},
                          {"G", std::to_string(g.g)},
                          {"QUANT", g.quantOut ? "true" : "false"}};
   if (g.quantOut)
-    sc.push_back({"QS", kindOf(a.quantScale2->dtype)});
+    sc.push_back({"QS", valueKind(a.quantScale2->dtype)});
   if (Status s = getKernel(source(), "ifa_combine", sc, L.combine, &use); !s)
     return s;
   executor.addKernelUse(use);

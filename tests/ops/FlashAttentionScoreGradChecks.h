@@ -1,16 +1,16 @@
 //===- FlashAttentionScoreGradChecks.h - Section 8's checks for tests -*- C++ -*-===//
 ///
 /// \file
-/// The tolerances of section 8 of
-/// ../shared/spec/flash_attention_unpadding_score_grad_v5.md and the
-/// element-wise, relative-RMS and dθ checks, shared by the operator's and
-/// the twin's tests.
+/// The checks of section 8 of
+/// ../shared/spec/flash_attention_unpadding_score_grad_v5.md (element-wise,
+/// relative RMS, dθ) with its tolerances (fag::toleranceFor), shared by the
+/// operator's and the twin's tests.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_TESTS_OPS_FLASHATTENTIONSCOREGRADCHECKS_H
 #define TILEJIT_TESTS_OPS_FLASHATTENTIONSCOREGRADCHECKS_H
 
-#include "ops/runtime/DataType.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 
 #include <gtest/gtest.h>
 
@@ -22,21 +22,8 @@
 
 namespace tilejit::test_support {
 
-/// Section 8's tolerances for one input dtype.
-struct Tolerance {
-  double rtol, atol, rms, sinkC;
-};
-
-inline Tolerance toleranceFor(runtime::DataType t) {
-  switch (t) {
-  case runtime::DataType::Float16:
-    return {2e-3, 1e-3, 1e-3, 2e-3};
-  case runtime::DataType::BFloat16:
-    return {1e-2, 8e-3, 8e-3, 1e-2};
-  default:
-    return {1e-4, 1e-5, 1e-5, 1e-4};
-  }
-}
+using ops::fag::Tolerance;
+using ops::fag::toleranceFor;
 
 /// Element-wise |X - R| <= rtol |R| + atol max|R|, and ||X - R|| / ||R||.
 inline void expectClose(const std::vector<double> &x, const std::vector<double> &r,
