@@ -106,8 +106,12 @@ runtime::Status prepareAndRun(const Args &args,
   runtime::Executor executor(Args::kOpName);
   if (runtime::Status s = prepare(args, executor); !s)
     return s;
-  std::vector<unsigned char> workspace(executor.workspaceSize());
-  return executor.run(runtime::LaunchContext{workspace.data(), workspace.size()});
+  // Uninitialised, as a device workspace is: no kernel reads workspace it
+  // did not write, and zero-filling megabytes of it would cost more than
+  // some calls.
+  const size_t size = executor.workspaceSize();
+  auto workspace = std::make_unique_for_overwrite<unsigned char[]>(size);
+  return executor.run(runtime::LaunchContext{workspace.get(), size});
 }
 
 /// The cores a launch may use (OpenMP's count, capped by
