@@ -14,6 +14,7 @@
 #include "dsl/support/Diagnostics.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,19 @@ std::string printAST(const ParsedFile &file);
 
 /// Compile-time parameter values by name, as text ({"T","f16"}, {"D","128"}).
 using SpecValues = std::vector<std::pair<std::string, std::string>>;
+
+/// Binds `spec` to kernel `kernel`'s compile-time parameters, as the compiler
+/// does before it forms a tiling key: every parameter in declaration order
+/// with its canonical value (the given one or its default; `true`/`false`,
+/// decimal integers, dtype and enumerator names), so that two
+/// specialisations that mean one kernel are equal. An unknown kernel or
+/// parameter name (with the close matches), a name given twice, a missing
+/// value, a value of the wrong kind and an integer outside int64 are
+/// diagnostics; returns nullopt then.
+std::optional<SpecValues> bindSpecialization(const ParsedFile &file,
+                                             const std::string &kernel,
+                                             const SpecValues &spec,
+                                             DiagnosticEngine &diags);
 
 /// Type-checks kernel `kernel` under `spec` and lowers it to Tile IR. Missing,
 /// unknown or ill-typed specialisation values, and every type/shape error of

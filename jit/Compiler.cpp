@@ -21,6 +21,9 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <array>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +34,10 @@
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "CompilerFingerprint.h" // generated: a hash of the compiler's sources
 
@@ -48,11 +55,41 @@ KernelSource::KernelSource(std::string name, std::string text)
       hash_(hashBytes(text_.data(), text_.size())) {}
 
 llvm::Expected<KernelSource> KernelSource::fromFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return llvm::createStringError("cannot read kernel source '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string &why) {
+    return llvm::createStringError("cannot read kernel source '" + path + "': " + why);
+  };
+  // Non-blocking, so that a FIFO cannot hang the caller; only a regular file
+  // is read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return fail(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    return fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return fail("it is a directory");
+  if (!S_ISREG(st.st_mode))
+    return fail("it is not a regular file");
+  if (st.st_size > kMaxSourceBytes)
+    return fail("it has " + std::to_string(st.st_size) + " bytes; a kernel source has at most " +
+                std::to_string(kMaxSourceBytes));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return fail(std::strerror(errno));
+    if (n == 0)
+      break; // shrank while read: take what is there
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
   return KernelSource(path, std::move(text));
 }
 
@@ -168,6 +205,15 @@ struct Compiler::Impl {
 
   Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
 
+  /// Each source's parse, by source hash, for binding specialisations
+  /// before keying (a key names its source by that hash too).
+  std::mutex parsedMutex;
+  std::unordered_map<uint64_t, std::shared_ptr<const dsl::ParsedFile>> parsedSources;
+  /// `spec` bound to `kernel`'s declaration (dsl::bindSpecialization).
+  llvm::Expected<Specialization> bind(const KernelSource &source,
+                                      const std::string &kernel,
+                                      const Specialization &spec);
+
   /// Requests seen since startRecording().
   std::atomic<bool> recording{false};
   mutable std::mutex recordMutex;
@@ -214,6 +260,37 @@ struct Compiler::Impl {
           const Specialization &spec, unsigned optLevel,
           std::optional<DumpStage> stopAt, std::string *stageText);
 };
+
+llvm::Expected<Specialization> Compiler::Impl::bind(const KernelSource &source,
+                                                    const std::string &kernel,
+                                                    const Specialization &spec) {
+  std::shared_ptr<const dsl::ParsedFile> file;
+  {
+    std::lock_guard lock(parsedMutex);
+    if (auto it = parsedSources.find(source.hash()); it != parsedSources.end())
+      file = it->second;
+  }
+  if (!file) {
+    DiagnosticEngine diags;
+    auto parsed = dsl::parse(diags, diags.addBuffer(source.name(), source.text()));
+    if (!parsed)
+      return llvm::createStringError(diags.renderAll());
+    file = std::move(parsed);
+    std::lock_guard lock(parsedMutex);
+    parsedSources.emplace(source.hash(), file);
+  }
+  // Binding reports nothing on success, so the source text is copied into a
+  // diagnostic engine only to render a failure (its first buffer has the id
+  // the parse gave the file's locations).
+  DiagnosticEngine quiet;
+  if (auto bound = dsl::bindSpecialization(*file, kernel, spec, quiet))
+    return std::move(*bound);
+  DiagnosticEngine diags;
+  diags.addBuffer(source.name(), source.text());
+  [[maybe_unused]] auto again = dsl::bindSpecialization(*file, kernel, spec, diags);
+  assert(!again && diags.hasErrors() && "binding is deterministic");
+  return llvm::createStringError(diags.renderAll());
+}
 
 llvm::Expected<std::shared_ptr<const CompiledKernel>>
 Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
@@ -452,10 +529,16 @@ llvm::Expected<TilingKey>
 Compiler::makeKey(const KernelSource &source, const std::string &kernel,
                   const Specialization &spec,
                   const CompileOptions &options) const {
+  // One specialisation, one key: the parameters are bound to the kernel's
+  // declaration (defaults applied, values canonical) before anything is
+  // hashed, and a bad one is an error here rather than after keying.
+  auto bound = impl_->bind(source, kernel, spec);
+  if (!bound)
+    return bound.takeError();
   TilingKey::Fields f;
   f.kernel = kernel;
   f.sourceHash = source.hash();
-  f.params = spec;
+  f.params = std::move(*bound);
   f.level = impl_->target.levelName;
   f.cpu = impl_->target.info.cpu;
   f.features = impl_->target.info.features;
@@ -515,7 +598,7 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
     promise.set_value(fromDisk);
     return KernelRef{std::move(fromDisk), false};
   }
-  // Parameter values of the key are the specialisation, in sorted order.
+  // The key's parameters are the bound specialisation (sorted by name).
   auto compiled = impl_->compile(key, source, key.fields().params,
                                  key.fields().optLevel, std::nullopt, nullptr);
   if (!compiled) {
@@ -540,7 +623,7 @@ llvm::Expected<std::string> Compiler::emit(const KernelSource &source,
   if (!key)
     return key.takeError();
   std::string text;
-  auto r = impl_->compile(*key, source, spec, options.optLevel, stage, &text);
+  auto r = impl_->compile(*key, source, key->fields().params, options.optLevel, stage, &text);
   if (!r)
     return r.takeError();
   return text;

@@ -41,8 +41,11 @@ class KernelSource {
 public:
   KernelSource(std::string name, std::string text);
   // Built-in kernels embedded at build time come from ops/Embedded.h.
-  /// Reads a file; an unreadable file is an error naming the path.
+  /// Reads a regular file of at most kMaxSourceBytes; anything else (missing,
+  /// unreadable, a directory, a FIFO, too large) is an error naming the path
+  /// and the reason.
   static llvm::Expected<KernelSource> fromFile(const std::string &path);
+  static constexpr int64_t kMaxSourceBytes = 16 << 20;
 
   const std::string &name() const { return name_; }
   const std::string &text() const { return text_; }

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -173,6 +174,11 @@ int dumpCommand(const std::string &name, const std::string &stage,
 /// Compiles every kernel a manifest (JSON lines: source, kernel, spec) lists,
 /// on `threads` threads; sources are embedded paths or files.
 int warmCommand(const std::string &path, unsigned threads) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return fail("cannot read the manifest " + path + ": " +
+                (std::filesystem::is_directory(path, ec) ? "it is a directory"
+                                                         : "no such regular file"));
   std::ifstream in(path);
   if (!in)
     return fail("cannot read the manifest " + path);

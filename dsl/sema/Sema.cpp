@@ -15,7 +15,14 @@
 #include "dsl/syntax/AST.h"
 #include "dsl/syntax/Parser.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -92,6 +99,14 @@ private:
   std::optional<ScalarKind> resolveScalar(const TypeRef &t);
   std::optional<Type> resolveType(const TypeRef &t);
   std::optional<int64_t> constEval(const Expr &e);
+  /// The diagnostic for compile-time arithmetic outside int64.
+  std::optional<int64_t> overflow(const Expr &e) {
+    error(e.loc, "integer overflow in compile-time arithmetic (outside int64)");
+    return std::nullopt;
+  }
+  /// Elements a tile may have: far above any budget, low enough that no
+  /// size or offset computed from it overflows.
+  static constexpr int64_t kMaxTileElements = int64_t(1) << 40;
   std::optional<std::vector<int64_t>> constShape(const Expr &e,
                                                  const std::string &what);
   /// One dimension of a tile shape: a positive compile-time constant.
@@ -169,114 +184,210 @@ std::string typeName(const Type &t) { return t.str(); }
 // Specialisation
 //===----------------------------------------------------------------------===//
 
+/// A literal size in a tensor declaration (`gm<f32>[4, N]`).
 bool parseInt(const std::string &s, int64_t &out) {
-  if (s.empty())
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])))
     return false;
   char *end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 0);
-  if (*end != '\0')
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE)
     return false;
   out = v;
   return true;
 }
 
-bool Sema::bindCompileParams() {
-  std::set<std::string> known;
-  for (const CompileParam &p : k_.cparams)
-    known.insert(p.name);
-  for (const auto &[name, value] : spec_)
-    if (!known.count(name))
-      return error(k_.loc, "unknown compile-time parameter '" + name +
-                               "' for kernel '" + k_.name + "'");
-  for (const CompileParam &p : k_.cparams) {
-    std::string text;
-    bool given = false;
-    for (const auto &[name, value] : spec_)
-      if (name == p.name) {
-        text = value;
-        given = true;
-      }
-    if (!given) {
-      if (!p.hasDefault) {
-        std::string kinds;
-        for (size_t i = 0; i < p.choices.size(); ++i)
-          kinds += (i ? "|" : "") + p.choices[i];
-        return error(p.loc, "missing value for compile-time parameter '" +
-                                p.name + "'" +
-                                (kinds.empty() ? "" : " (" + kinds + ")"));
-      }
-      text = p.defaultValue;
+/// Canonical text of `text` as a value of compile-time parameter `p`
+/// (`true`/`false`, a decimal integer, a dtype or enumerator name), or the
+/// reason it is not one in `why`.
+std::optional<std::string> canonicalValue(const CompileParam &p,
+                                          const std::string &text,
+                                          std::string &why) {
+  auto choices = [&] {
+    std::string list;
+    for (size_t i = 0; i < p.choices.size(); ++i)
+      list += (i ? "|" : "") + p.choices[i];
+    return list;
+  };
+  switch (p.kind) {
+  case CompileParam::Kind::Dtype: {
+    ScalarKind k;
+    if (!ir::parseScalarKind(text == "bool" ? "i1" : text, k)) {
+      why = "'" + text + "' is not a dtype (for '" + p.name +
+            "'); expected one of i1 i8 u8 i16 u16 i32 u32 i64 f16 bf16 f32";
+      return std::nullopt;
     }
+    std::string name = ir::scalarName(k);
+    if (!p.choices.empty() &&
+        std::find(p.choices.begin(), p.choices.end(), name) == p.choices.end() &&
+        std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
+      why = "dtype " + text + " is not allowed for '" + p.name + "' (expected " +
+            choices() + ")";
+      return std::nullopt;
+    }
+    return name;
+  }
+  case CompileParam::Kind::Int:
+  case CompileParam::Kind::Bool: {
+    if (p.kind == CompileParam::Kind::Bool && (text == "true" || text == "false"))
+      return text;
+    // Decimal, or hexadecimal after 0x; never octal (a leading zero is
+    // decimal), never partial, never saturated.
+    std::string digits = text;
+    bool negative = !digits.empty() && (digits[0] == '-' || digits[0] == '+');
+    negative = negative && digits[0] == '-';
+    if (!digits.empty() && (digits[0] == '-' || digits[0] == '+'))
+      digits.erase(0, 1);
+    int base = 10;
+    if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+      base = 16;
+      digits.erase(0, 2);
+    }
+    bool wellFormed = !digits.empty() && std::isalnum(static_cast<unsigned char>(digits[0]));
+    char *end = nullptr;
+    errno = 0;
+    long long v = wellFormed ? std::strtoll((negative ? "-" + digits : digits).c_str(),
+                                            &end, base)
+                             : 0;
+    wellFormed = wellFormed && *end == '\0';
+    if (p.kind == CompileParam::Kind::Bool) {
+      if (!wellFormed || errno == ERANGE || (v != 0 && v != 1)) {
+        why = "'" + text + "' is not a boolean (for '" + p.name +
+              "'); expected true or false";
+        return std::nullopt;
+      }
+      return std::string(v ? "true" : "false");
+    }
+    if (!wellFormed) {
+      why = "'" + text + "' is not an integer (for '" + p.name + "')";
+      return std::nullopt;
+    }
+    if (errno == ERANGE) {
+      why = "'" + text + "' is out of range for '" + p.name +
+            "' (a 64-bit signed integer)";
+      return std::nullopt;
+    }
+    return std::to_string(v);
+  }
+  case CompileParam::Kind::Enum:
+    if (std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
+      why = "'" + text + "' is not an enumerator of '" + p.name +
+            "' (expected " + choices() + ")";
+      return std::nullopt;
+    }
+    return text;
+  }
+  llvm_unreachable("every compile-time parameter kind is handled");
+}
+
+/// "name: kind [= default]" of a compile-time parameter.
+std::string describe(const CompileParam &p) {
+  std::string kind;
+  switch (p.kind) {
+  case CompileParam::Kind::Dtype:
+    for (size_t i = 0; i < p.choices.size(); ++i)
+      kind += (i ? "|" : "") + p.choices[i];
+    if (kind.empty())
+      kind = "type";
+    break;
+  case CompileParam::Kind::Enum:
+    for (size_t i = 0; i < p.choices.size(); ++i)
+      kind += (i ? ", " : "enum(") + p.choices[i];
+    kind += ")";
+    break;
+  case CompileParam::Kind::Int: kind = "i64"; break;
+  case CompileParam::Kind::Bool: kind = "bool"; break;
+  }
+  return p.name + ": " + kind + (p.hasDefault ? " = " + p.defaultValue : "");
+}
+
+/// Every compile-time parameter of `k` with its canonical value, in
+/// declaration order; section "Specialisation" of docs/dsl.md.
+std::optional<SpecValues> bindValues(const ast::Kernel &k, const SpecValues &spec,
+                                     DiagnosticEngine &diags) {
+  auto fail = [&](SourceLoc loc, std::string msg) -> std::optional<SpecValues> {
+    diags.error(loc, std::move(msg));
+    return std::nullopt;
+  };
+  std::vector<std::string> names;
+  std::string listing;
+  for (const CompileParam &p : k.cparams) {
+    names.push_back(p.name);
+    listing += (listing.empty() ? "" : ", ") + describe(p);
+  }
+  for (size_t i = 0; i < spec.size(); ++i) {
+    const auto &[name, value] = spec[i];
+    for (size_t j = 0; j < i; ++j)
+      if (spec[j].first == name)
+        return fail(k.loc, "compile-time parameter '" + name + "' of kernel '" + k.name +
+                               "' is given twice ('" + spec[j].second + "' and '" +
+                               value + "')");
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      return fail(k.loc, "unknown compile-time parameter '" + name + "' for kernel '" +
+                             k.name + "'" + didYouMean(name, names) +
+                             (listing.empty() ? " (it has none)"
+                                              : " (its parameters: " + listing + ")"));
+  }
+  SpecValues bound;
+  for (const CompileParam &p : k.cparams) {
+    auto given = std::find_if(spec.begin(), spec.end(),
+                              [&](const auto &v) { return v.first == p.name; });
+    if (given == spec.end() && !p.hasDefault) {
+      std::string kind = describe(p).substr(p.name.size() + 2);
+      return fail(p.loc, "missing value for compile-time parameter '" + p.name + "' (" + kind + ")");
+    }
+    std::string why;
+    auto value = canonicalValue(p, given != spec.end() ? given->second : p.defaultValue, why);
+    if (!value)
+      return fail(p.loc, why);
+    bound.emplace_back(p.name, std::move(*value));
+  }
+  return bound;
+}
+
+
+bool Sema::bindCompileParams() {
+  auto bound = bindValues(k_, spec_, diags_);
+  if (!bound)
+    return false;
+  for (size_t i = 0; i < k_.cparams.size(); ++i) {
+    const CompileParam &p = k_.cparams[i];
+    const std::string &text = (*bound)[i].second;
     Binding bnd;
     ir::SpecParam sp;
     sp.name = p.name;
     switch (p.kind) {
     case CompileParam::Kind::Dtype: {
       ScalarKind k;
-      std::string t = text == "bool" ? "i1" : text;
-      if (!ir::parseScalarKind(t, k))
-        return error(p.loc, "'" + text + "' is not a dtype (for '" + p.name +
-                                "'); expected one of i1 i8 u8 i16 u16 i32 "
-                                "u32 i64 f16 bf16 f32");
-      if (!p.choices.empty()) {
-        bool ok = false;
-        for (const std::string &c : p.choices)
-          ok |= c == text;
-        if (!ok) {
-          std::string kinds;
-          for (size_t i = 0; i < p.choices.size(); ++i)
-            kinds += (i ? "|" : "") + p.choices[i];
-          return error(p.loc, "dtype " + text + " is not allowed for '" +
-                                  p.name + "' (expected " + kinds + ")");
-        }
-      }
+      [[maybe_unused]] bool ok = ir::parseScalarKind(text, k);
+      assert(ok && "a canonical dtype parses");
       bnd.kind = Binding::Kind::CType;
       bnd.type = k;
       sp.isType = true;
       sp.typeValue = k;
       break;
     }
-    case CompileParam::Kind::Int: {
-      int64_t v;
-      if (!parseInt(text, v))
-        return error(p.loc, "'" + text + "' is not an integer (for '" +
-                                p.name + "')");
+    case CompileParam::Kind::Int:
       bnd.kind = Binding::Kind::CInt;
-      bnd.intValue = v;
-      sp.intValue = v;
+      bnd.intValue = std::stoll(text);
+      sp.intValue = bnd.intValue;
       break;
-    }
-    case CompileParam::Kind::Bool: {
-      int64_t v;
-      if (text == "true")
-        v = 1;
-      else if (text == "false")
-        v = 0;
-      else if (!parseInt(text, v) || (v != 0 && v != 1))
-        return error(p.loc, "'" + text + "' is not a boolean (for '" +
-                                p.name + "'); expected true or false");
+    case CompileParam::Kind::Bool:
       bnd.kind = Binding::Kind::CBool;
-      bnd.intValue = v;
-      sp.intValue = v;
+      bnd.intValue = text == "true";
+      sp.intValue = bnd.intValue;
       sp.isBool = true;
       break;
-    }
     case CompileParam::Kind::Enum: {
-      int64_t idx = -1;
-      for (size_t i = 0; i < p.choices.size(); ++i)
-        if (p.choices[i] == text)
-          idx = static_cast<int64_t>(i);
-      if (idx < 0)
-        return error(p.loc, "'" + text + "' is not an enumerator of '" +
-                                p.name + "'");
+      auto idx = std::find(p.choices.begin(), p.choices.end(), text) - p.choices.begin();
       bnd.kind = Binding::Kind::CInt;
       bnd.intValue = idx;
       sp.intValue = idx;
-      for (size_t i = 0; i < p.choices.size(); ++i) {
-        Binding e;
-        e.kind = Binding::Kind::Enumerator;
-        e.intValue = static_cast<int64_t>(i);
-        cparams_[p.choices[i]] = e;
+      for (size_t e = 0; e < p.choices.size(); ++e) {
+        Binding en;
+        en.kind = Binding::Kind::Enumerator;
+        en.intValue = static_cast<int64_t>(e);
+        cparams_[p.choices[e]] = en;
       }
       break;
     }
@@ -336,8 +447,11 @@ std::optional<int64_t> Sema::constEval(const Expr &e) {
     auto v = constEval(*e.args[0]);
     if (!v)
       return std::nullopt;
-    if (e.op == "-")
+    if (e.op == "-") {
+      if (*v == std::numeric_limits<int64_t>::min())
+        return overflow(e);
       return -*v;
+    }
     if (e.op == "!")
       return *v == 0;
     return ~*v;
@@ -348,12 +462,16 @@ std::optional<int64_t> Sema::constEval(const Expr &e) {
     if (!a || !b)
       return std::nullopt;
     const std::string &op = e.op;
-    if (op == "+") return *a + *b;
-    if (op == "-") return *a - *b;
-    if (op == "*") return *a * *b;
+    int64_t r;
+    if (op == "+") return __builtin_add_overflow(*a, *b, &r) ? overflow(e) : r;
+    if (op == "-") return __builtin_sub_overflow(*a, *b, &r) ? overflow(e) : r;
+    if (op == "*") return __builtin_mul_overflow(*a, *b, &r) ? overflow(e) : r;
+    if ((op == "/" || op == "%") && *a == std::numeric_limits<int64_t>::min() && *b == -1)
+      return overflow(e);
     if (op == "/") return *b == 0 ? 0 : *a / *b;
     if (op == "%") return *b == 0 ? 0 : *a % *b;
-    if (op == "<<") return *a << (*b & 63);
+    if (op == "<<")
+      return static_cast<int64_t>(static_cast<uint64_t>(*a) << (*b & 63));
     if (op == ">>") return *a >> (*b & 63);
     if (op == "==") return *a == *b;
     if (op == "!=") return *a != *b;
@@ -376,7 +494,14 @@ std::optional<int64_t> Sema::constEval(const Expr &e) {
         return std::min(*a, *b);
       if (e.name == "max")
         return std::max(*a, *b);
-      return *b == 0 ? 0 : (*a + *b - 1) / *b;
+      if (*b == 0)
+        return 0;
+      if (*a >= 0 && *b > 0)
+        return *a / *b + (*a % *b != 0);
+      int64_t t;
+      if (__builtin_sub_overflow(*b, 1, &t) || __builtin_add_overflow(*a, t, &t))
+        return overflow(e);
+      return t / *b;
     }
     return std::nullopt;
   default:
@@ -414,6 +539,12 @@ std::optional<std::vector<int64_t>> Sema::constShape(const Expr &e,
     error(e.loc, "tile rank must be 1..4 (in " + what + ")");
     return std::nullopt;
   }
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTileElements) {
+      error(e.loc, "tile shape of " + what + " has more than 2^40 elements");
+      return std::nullopt;
+    }
   return shape;
 }
 
@@ -459,6 +590,8 @@ bool Sema::bindParams() {
       c.param = i;
       c.axis = a;
       int64_t lit;
+      if (std::isdigit(static_cast<unsigned char>(d[0])) && !parseInt(d, lit))
+        return error(p.dimLocs[a], "size " + d + " is out of range (a 64-bit signed integer)");
       if (parseInt(d, lit) || (cparams_.count(d) &&
                                cparams_[d].kind == Binding::Kind::CInt)) {
         c.kind = ir::ShapeConstraint::Kind::EqualsConstant;
@@ -1934,22 +2067,44 @@ std::unique_ptr<ir::Kernel> Sema::run() {
 
 } // namespace
 
+namespace {
+
+/// Kernel `name` of `file`, or a diagnostic listing the file's kernels.
+const ast::Kernel *findKernel(const ParsedFile &file, const std::string &name,
+                              DiagnosticEngine &diags) {
+  std::vector<std::string> names;
+  for (const auto &k : file.ast().kernels) {
+    if (k->name == name)
+      return k.get();
+    names.push_back(k->name);
+  }
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  diags.error(SourceLoc(), "no kernel named '" + name + "'" + didYouMean(name, names) +
+                               (list.empty() ? "" : " (the file has: " + list + ")"));
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<SpecValues> bindSpecialization(const ParsedFile &file,
+                                             const std::string &kernel,
+                                             const SpecValues &spec,
+                                             DiagnosticEngine &diags) {
+  const ast::Kernel *k = findKernel(file, kernel, diags);
+  return k ? bindValues(*k, spec, diags) : std::nullopt;
+}
+
 std::unique_ptr<ir::Kernel> lowerKernel(const ParsedFile &file,
                                         const std::string &kernel,
                                         const SpecValues &spec,
                                         DiagnosticEngine &diags) {
-  for (const auto &k : file.ast().kernels)
-    if (k->name == kernel) {
-      Sema sema(*k, spec, diags);
-      return sema.run();
-    }
-  std::string names;
-  for (const auto &k : file.ast().kernels)
-    names += (names.empty() ? "" : ", ") + k->name;
-  SourceLoc loc;
-  diags.error(loc, "no kernel named '" + kernel + "'" +
-                       (names.empty() ? "" : " (the file has: " + names + ")"));
-  return nullptr;
+  const ast::Kernel *k = findKernel(file, kernel, diags);
+  if (!k)
+    return nullptr;
+  Sema sema(*k, spec, diags);
+  return sema.run();
 }
 
 } // namespace tilejit::dsl

@@ -4,6 +4,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 namespace tilejit {
 
 DiagnosticEngine::DiagnosticEngine() = default;
@@ -86,6 +88,31 @@ std::string DiagnosticEngine::renderAll() const {
   for (const Diagnostic &d : diags_)
     out += render(d);
   return out;
+}
+
+std::string didYouMean(const std::string &name,
+                       const std::vector<std::string> &candidates) {
+  // A likely typo: at most a third of the name's letters wrong (at least one).
+  const unsigned limit = std::max<unsigned>(1, static_cast<unsigned>(name.size()) / 3);
+  unsigned best = limit + 1;
+  std::vector<std::string> closest;
+  for (const std::string &c : candidates) {
+    unsigned d = llvm::StringRef(name).edit_distance_insensitive(c, true, limit);
+    // Replacing every letter of a short name is no typo ('B' is not 'T').
+    if (d > limit || d > best || c == name || d >= std::max(name.size(), c.size()))
+      continue;
+    if (d < best)
+      closest.clear();
+    best = d;
+    if (std::find(closest.begin(), closest.end(), c) == closest.end())
+      closest.push_back(c);
+  }
+  if (closest.empty())
+    return "";
+  std::string list;
+  for (size_t i = 0; i < closest.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == closest.size() ? " or " : ", ") + ("'" + closest[i] + "'");
+  return "; did you mean " + list + "?";
 }
 
 } // namespace tilejit

@@ -77,6 +77,12 @@ private:
   bool remarksEnabled_ = false;
 };
 
+/// "; did you mean 'x'?" (or "'x' or 'y'") naming the candidates closest to
+/// `name` by edit distance, where one is close enough to be a likely typo;
+/// else the empty string. For messages about an unknown name.
+std::string didYouMean(const std::string &name,
+                       const std::vector<std::string> &candidates);
+
 } // namespace tilejit
 
 #endif

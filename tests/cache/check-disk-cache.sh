@@ -80,7 +80,7 @@ for run in cold hit; do
   TILEJIT_PERF_MAP=1 "${compile[@]}" > /dev/null & p=$!
   wait $p || fail "compile with TILEJIT_PERF_MAP ($run)"
   map=/tmp/perf-$p.map
-  grep -Eq '^[0-9a-f]+ [0-9a-f]+ tilejit:softmax\[T=f16\]@.*:program$' "$map" \
+  grep -Eq '^[0-9a-f]+ [0-9a-f]+ tilejit:softmax\[BN=1024,T=f16\]@.*:program$' "$map" \
     || fail "no program line in $map ($run): $(cat "$map" 2>&1)"
   grep -Eq '^[0-9a-f]+ [0-9a-f]+ tilejit:.*:grid$' "$map" || fail "no grid line ($run)"
   rm -f "$map"

@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tilejit;
 using namespace tilejit::jit;
@@ -171,4 +176,72 @@ TEST(KernelCache, EmitReturnsEachStage) {
   auto as = c.emit(src, "scale", spec, DumpStage::Asm);
   ASSERT_TRUE(static_cast<bool>(as));
   EXPECT_NE(as->find("vcvtph2ps"), std::string::npos) << "f16 loads go through F16C";
+}
+
+TEST(KernelCache, OneSpecialisationHasOneKey) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("one_key.tile", kScale);
+  auto key = [&](const Specialization &spec) {
+    auto k = c.makeKey(src, "scale", spec);
+    EXPECT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    return k ? k->str() : std::string();
+  };
+  // The default given or not, in any spelling: one key, naming every value.
+  const std::string want = "scale[BN=64,T=f32]@";
+  for (const Specialization &spec :
+       {Specialization{{"T", "f32"}}, Specialization{{"T", "f32"}, {"BN", "64"}},
+        Specialization{{"BN", "0x40"}, {"T", "f32"}}, Specialization{{"BN", "0064"}, {"T", "f32"}}})
+    EXPECT_EQ(key(spec).rfind(want, 0), 0u) << key(spec);
+  // The emitted stage and the compiled kernel come from the same binding.
+  auto tile = c.emit(src, "scale", {{"BN", "0x40"}, {"T", "f32"}}, DumpStage::Tile);
+  ASSERT_TRUE(static_cast<bool>(tile)) << llvm::toString(tile.takeError());
+  EXPECT_NE(tile->find("tile<f32, 64>"), std::string::npos) << *tile;
+}
+
+TEST(KernelCache, BadSpecialisationsAreRejectedBeforeKeying) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("bad_spec.tile", kScale);
+  const std::pair<Specialization, const char *> cases[] = {
+      {{{"T", "f32"}, {"T", "f16"}}, "'T' of kernel 'scale' is given twice"},
+      {{{"T", "f32"}, {"BM", "64"}}, "unknown compile-time parameter 'BM' for kernel 'scale'; "
+                                     "did you mean 'BN'?"},
+      {{{"T", "f32"}, {"BN", "99999999999999999999"}}, "out of range for 'BN'"},
+      {{{"T", "f32"}, {"BN", "72057594037927936"}}, "more than 2^40 elements"},
+  };
+  CacheStats before = c.stats();
+  for (const auto &[spec, message] : cases) {
+    // The last case binds (the value is an int64) and fails in the front end.
+    auto k = c.get(src, "scale", spec);
+    ASSERT_FALSE(static_cast<bool>(k));
+    std::string text = llvm::toString(k.takeError());
+    EXPECT_NE(text.find(message), std::string::npos) << text;
+    EXPECT_EQ(text.rfind("bad_spec.tile:", 0), 0u) << text;
+  }
+  EXPECT_EQ(c.stats().compiles, before.compiles);
+}
+
+TEST(KernelSource, FromFileReadsOnlyRegularFiles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tilejit-src-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo.tile").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, const char *> cases[] = {
+      {dir.string(), "it is a directory"},
+      {fifo, "it is not a regular file"},
+      {(dir / "missing.tile").string(), "No such file or directory"},
+  };
+  for (const auto &[path, why] : cases) {
+    auto s = KernelSource::fromFile(path);
+    ASSERT_FALSE(static_cast<bool>(s)) << path;
+    std::string text = llvm::toString(s.takeError());
+    EXPECT_EQ(text, "cannot read kernel source '" + path + "': " + why);
+  }
+  {
+    std::ofstream(dir / "ok.tile") << kScale;
+  }
+  auto ok = KernelSource::fromFile((dir / "ok.tile").string());
+  ASSERT_TRUE(static_cast<bool>(ok)) << llvm::toString(ok.takeError());
+  EXPECT_EQ(ok->text(), kScale);
+  fs::remove_all(dir);
 }
