@@ -33,6 +33,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <sstream>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -176,6 +177,52 @@ StageTimes parseTimes(const std::string &text) {
     p = end;
   }
   return t;
+}
+
+/// The runtime signature of a lowered kernel.
+std::vector<rt::ParamSig> signatureOf(const ir::Kernel &kernel) {
+  static_assert(static_cast<int>(ir::ScalarKind::F32) == static_cast<int>(rt::ElemType::F32) &&
+                    static_cast<int>(ir::ScalarKind::I1) == static_cast<int>(rt::ElemType::I1) &&
+                    static_cast<int>(ir::ScalarKind::BF16) ==
+                        static_cast<int>(rt::ElemType::BF16),
+                "rt::ElemType lists the DSL's scalar kinds in their order");
+  std::vector<rt::ParamSig> sig;
+  for (const ir::Param &p : kernel.params)
+    sig.push_back({p.name, p.type.isTensor(), static_cast<rt::ElemType>(p.type.elem()),
+                   p.type.isTensor() ? static_cast<int64_t>(p.type.rank()) : 0});
+  return sig;
+}
+
+/// A signature as text for a disk entry ("name t|s type rank" per line), and
+/// back (nullopt if it is not one).
+std::string formatSignature(const std::vector<rt::ParamSig> &sig) {
+  std::string out = "signature\n";
+  for (const rt::ParamSig &p : sig)
+    out += p.name + (p.tensor ? " t " : " s ") + rt::elemTypeName(p.type) + " " +
+           std::to_string(p.rank) + "\n";
+  return out;
+}
+std::optional<std::vector<rt::ParamSig>> parseSignature(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != "signature")
+    return std::nullopt;
+  std::vector<rt::ParamSig> sig;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    rt::ParamSig p;
+    std::string kind, type;
+    if (!(fields >> p.name >> kind >> type >> p.rank) || (kind != "t" && kind != "s") ||
+        p.rank < 0 || p.rank > rt::kMaxRank)
+      return std::nullopt;
+    p.tensor = kind == "t";
+    ir::ScalarKind k;
+    if (!ir::parseScalarKind(type, k))
+      return std::nullopt;
+    p.type = static_cast<rt::ElemType>(k);
+    sig.push_back(std::move(p));
+  }
+  return sig;
 }
 
 /// The outcome of one compilation, shared by every waiter.
@@ -372,6 +419,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   }
 
   t = Clock::now();
+  std::vector<rt::ParamSig> signature = signatureOf(*kernel);
   std::vector<std::string> messages;
   for (const ir::ShapeConstraint &c : kernel->constraints)
     messages.push_back(c.message);
@@ -395,6 +443,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     entry.stem = stem;
     entry.object = std::move(*object);
     entry.constraints = messages;
+    entry.signature = formatSignature(signature);
     entry.times = formatTimes(times);
     std::string warning;
     if (!disk.store(key, entry, warning))
@@ -402,7 +451,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   }
   return std::make_shared<const CompiledKernel>(
       key, symbols->program, symbols->grid, symbols->scratchBytes, times,
-      std::move(messages));
+      std::move(messages), std::move(signature));
 }
 
 std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key) {
@@ -428,6 +477,12 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
              llvm::toString(symbols.takeError()) + "); rebuilding it");
     return nullptr;
   }
+  auto signature = parseSignature(e->signature);
+  if (!signature) {
+    warnOnce("cache entry " + disk.pathOf(key) + " ignored: its signature does not parse; "
+             "rebuilding it");
+    return nullptr;
+  }
   StageTimes times = parseTimes(e->times);
   times.total = msSince(start); // this request's cost: load and link
   if (dumpMask & static_cast<unsigned>(DumpStage::TileOpt))
@@ -436,7 +491,8 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
     dump(key, DumpStage::LlvmOpt, e->llvmIR);
   return std::make_shared<const CompiledKernel>(key, symbols->program, symbols->grid,
                                                 symbols->scratchBytes, times,
-                                                std::move(e->constraints));
+                                                std::move(e->constraints),
+                                                std::move(*signature));
 }
 
 Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {

@@ -14,7 +14,7 @@
 ///   Specialization spec{{"T", "f16"}, {"BN", "1024"}};
 ///   auto k = Compiler::instance().get(src, "softmax", spec);  // Expected<KernelRef>
 ///   if (!k) return k.takeError();
-///   rt::ArgPack args; args.tensor(x, {M, N}).tensor(y, {M, N});
+///   rt::ArgPack args; args.tensor(x, {M, N}).tensor(y, {M, N}); // x, y: float*
 ///   if (auto err = k->kernel->launch(args)) ...
 /// \endcode
 ///
@@ -82,30 +82,39 @@ public:
     return constraintMessages_;
   }
 
-  /// Computes the grid, checks the shape constraints (a violation is an error
-  /// carrying the constraint's message; nothing runs), then runs every program
-  /// across cores (`TILEJIT_NUM_THREADS` caps them; `numThreads` > 0 caps
-  /// them further for this call).
-  llvm::Error launch(void *const *args, int numThreads = 0) const;
-  llvm::Error launch(const rt::ArgPack &args, int numThreads = 0) const {
-    return launch(args.data(), numThreads);
-  }
+  /// The runtime parameters, in declaration order.
+  const std::vector<rt::ParamSig> &signature() const { return signature_; }
+
+  /// Checks `args` against the signature (count; tensor or scalar; element
+  /// type; rank; the parameter's name where the entry is named; a tensor with
+  /// elements has data and no negative size) and the shape constraints: a
+  /// mismatch is an error naming the argument and nothing runs. Then computes
+  /// the grid and runs every program across cores (`TILEJIT_NUM_THREADS`
+  /// caps them; `numThreads` > 0 caps them further for this call).
+  llvm::Error launch(const rt::ArgPack &args, int numThreads = 0) const;
+  /// The argument check alone.
+  llvm::Error check(const rt::ArgPack &args) const;
 
   // Construction is the compiler's business.
   CompiledKernel(TilingKey key, rt::ProgramFn program, rt::GridFn grid,
                  int64_t scratchBytes, StageTimes times,
-                 std::vector<std::string> constraintMessages)
+                 std::vector<std::string> constraintMessages,
+                 std::vector<rt::ParamSig> signature)
       : key_(std::move(key)), program_(program), grid_(grid),
         scratchBytes_(scratchBytes), times_(times),
-        constraintMessages_(std::move(constraintMessages)) {}
+        constraintMessages_(std::move(constraintMessages)),
+        signature_(std::move(signature)) {}
 
 private:
+  llvm::Error run(void *const *args, int numThreads) const;
+
   TilingKey key_;
   rt::ProgramFn program_;
   rt::GridFn grid_;
   int64_t scratchBytes_;
   StageTimes times_;
   std::vector<std::string> constraintMessages_;
+  std::vector<rt::ParamSig> signature_;
 };
 
 /// What `Compiler::get` returns: the kernel, and whether this request compiled

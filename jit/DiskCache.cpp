@@ -265,6 +265,7 @@ std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warn
   e.object.assign(s["object"].begin(), s["object"].end());
   e.constraints = split(s["constraints"], '\0');
   e.times = s["times"];
+  e.signature = s["signature"];
   e.tileIR = s["tile"];
   e.llvmIR = s["llvm"];
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // last use, for the LRU bound
@@ -288,6 +289,7 @@ bool DiskCache::store(const TilingKey &key, const DiskEntry &entry,
   }
   s["constraints"] = constraints;
   s["times"] = entry.times;
+  s["signature"] = entry.signature;
   s["tile"] = entry.tileIR;
   s["llvm"] = entry.llvmIR;
   std::vector<char> bytes = encode(s);

@@ -44,6 +44,7 @@ struct DiskEntry {
   std::vector<char> object;             ///< relocatable object code
   std::vector<std::string> constraints; ///< shape-constraint messages
   std::string times;                    ///< "parse sema passes codegen opt mc total" (ms)
+  std::string signature;                ///< the runtime parameters (Compiler.cpp's format)
   std::string tileIR, llvmIR;           ///< optimised Tile IR and LLVM IR text
 };
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace tilejit::jit {
 
@@ -47,7 +48,60 @@ int threadCap() {
 
 } // namespace
 
-llvm::Error CompiledKernel::launch(void *const *args, int numThreads) const {
+llvm::Error CompiledKernel::check(const rt::ArgPack &args) const {
+  auto fail = [&](size_t i, const std::string &what) {
+    const rt::ParamSig &p = signature_[i];
+    return llvm::createStringError("argument " + std::to_string(i) + " ('" + p.name +
+                                   "') of kernel " + key_.fields().kernel + ": " + what);
+  };
+  auto declared = [](const rt::ParamSig &p) {
+    return p.tensor ? "a tensor gm<" + std::string(rt::elemTypeName(p.type)) + "> of rank " +
+                          std::to_string(p.rank)
+                    : "a scalar " + std::string(rt::elemTypeName(p.type));
+  };
+  if (args.size() != signature_.size()) {
+    std::string names;
+    for (const rt::ParamSig &p : signature_)
+      names += (names.empty() ? "" : ", ") + p.name;
+    return llvm::createStringError("kernel " + key_.fields().kernel + " takes " +
+                                   std::to_string(signature_.size()) + " arguments (" + names +
+                                   "); given " + std::to_string(args.size()));
+  }
+  for (size_t i = 0; i < signature_.size(); ++i) {
+    const rt::ParamSig &p = signature_[i];
+    const rt::ArgPack::Entry &e = args.entry(i);
+    if (e.name && p.name != e.name)
+      return fail(i, "given an argument meant for '" + std::string(e.name) + "'");
+    if (e.tensor != p.tensor || e.type != p.type)
+      return fail(i, "is " + declared(p) + "; given " +
+                         (e.tensor ? "a tensor of " : "a scalar ") + rt::elemTypeName(e.type));
+    if (!p.tensor)
+      continue;
+    const auto *d = static_cast<const rt::TensorDesc *>(args.data()[i]);
+    if (d->rank != p.rank)
+      return fail(i, "is " + declared(p) + "; given " +
+                         (d->rank < 0 ? std::string("sizes and strides of different lengths")
+                                      : "rank " + std::to_string(e.givenRank)));
+    bool empty = false;
+    for (int64_t a = 0; a < d->rank; ++a) {
+      if (d->sizes[a] < 0)
+        return fail(i, "size " + std::to_string(d->sizes[a]) + " of axis " + std::to_string(a) +
+                           " is negative");
+      empty |= d->sizes[a] == 0;
+    }
+    if (!d->data && !empty)
+      return fail(i, "has elements but no data (a null pointer)");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledKernel::launch(const rt::ArgPack &args, int numThreads) const {
+  if (llvm::Error err = check(args))
+    return err;
+  return run(args.data(), numThreads);
+}
+
+llvm::Error CompiledKernel::run(void *const *args, int numThreads) const {
   int64_t grid[3] = {1, 1, 1};
   int64_t rc = grid_(args, grid);
   if (rc != 0) {

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tilejit::rt {
@@ -84,6 +85,61 @@ extern "C" void tilejit_rt_store_tile(const void *buffer, const TensorDesc *tens
                                       const int64_t *shape, int64_t tileRank,
                                       int64_t elemBytes, const uint8_t *mask);
 
+/// The element type of a tensor or scalar argument, in the DSL's names (the
+/// order of the DSL's scalar kinds).
+enum class ElemType : uint8_t { I1, I8, U8, I16, U16, I32, U32, I64, F16, BF16, F32 };
+
+constexpr const char *elemTypeName(ElemType t) {
+  constexpr const char *names[] = {"i1",  "i8",  "u8",  "i16", "u16", "i32",
+                                   "u32", "i64", "f16", "bf16", "f32"};
+  return names[static_cast<unsigned>(t)];
+}
+
+/// The element type a DSL kind names ("f16", "u8", ...); false if none.
+inline bool parseElemType(const std::string &name, ElemType &out) {
+  for (unsigned i = 0; i <= static_cast<unsigned>(ElemType::F32); ++i)
+    if (name == elemTypeName(static_cast<ElemType>(i))) {
+      out = static_cast<ElemType>(i);
+      return true;
+    }
+  return false;
+}
+
+/// The element type of a C++ pointee: uint16_t is u16 and uint8_t is u8, so
+/// f16 and bf16 data, i1 bytes and untyped memory name theirs explicitly
+/// (`ArgPack::tensor(ElemType, ...)`).
+template <class T> constexpr ElemType elemTypeOf() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, float>)
+    return ElemType::F32;
+  else if constexpr (std::is_same_v<U, int64_t>)
+    return ElemType::I64;
+  else if constexpr (std::is_same_v<U, int32_t>)
+    return ElemType::I32;
+  else if constexpr (std::is_same_v<U, uint32_t>)
+    return ElemType::U32;
+  else if constexpr (std::is_same_v<U, int16_t>)
+    return ElemType::I16;
+  else if constexpr (std::is_same_v<U, uint16_t>)
+    return ElemType::U16;
+  else if constexpr (std::is_same_v<U, int8_t>)
+    return ElemType::I8;
+  else if constexpr (std::is_same_v<U, uint8_t>)
+    return ElemType::U8;
+  else {
+    static_assert(!std::is_same_v<T, T>, "name the element type: tensor(ElemType, data, ...)");
+    return ElemType::U8;
+  }
+}
+
+/// One runtime parameter of a compiled kernel, as its declaration has it.
+struct ParamSig {
+  std::string name;
+  bool tensor = false;
+  ElemType type = ElemType::F32;
+  int64_t rank = 0; ///< a tensor's declared rank
+};
+
 /// The symbol names of one compiled kernel.
 struct KernelSymbols {
   std::string stem;
@@ -92,49 +148,82 @@ struct KernelSymbols {
   std::string scratch() const { return stem + "_scratch"; }
 };
 
-/// Builds an argument block. Values are stored inside the pack (stable
-/// addresses), so the pack must outlive the launch.
+/// Builds an argument block: one entry per kernel parameter, in declaration
+/// order, each with its kind and element type (and optionally the
+/// parameter's name), which `CompiledKernel::launch` checks against the
+/// kernel's signature before anything runs. Values are stored inside the
+/// pack (stable addresses), so the pack must outlive the launch.
 class ArgPack {
 public:
-  /// A contiguous row-major tensor.
-  ArgPack &tensor(void *data, const std::vector<int64_t> &sizes) {
+  /// What one entry claims to be.
+  struct Entry {
+    bool tensor = false;
+    ElemType type = ElemType::F32;
+    int64_t givenRank = 0;      ///< tensors: the rank given (may exceed kMaxRank)
+    const char *name = nullptr; ///< the parameter it is meant for, if named
+  };
+
+  /// A contiguous row-major tensor of `type`.
+  ArgPack &tensor(ElemType type, void *data, const std::vector<int64_t> &sizes) {
     std::vector<int64_t> strides(sizes.size());
     int64_t s = 1;
     for (size_t i = sizes.size(); i-- > 0;) {
       strides[i] = s;
-      s *= sizes[i];
+      s = static_cast<int64_t>(static_cast<uint64_t>(s) * static_cast<uint64_t>(sizes[i]));
     }
-    return tensor(data, sizes, strides);
+    return tensor(type, data, sizes, strides);
   }
-  /// A strided tensor (strides in elements).
-  ArgPack &tensor(void *data, const std::vector<int64_t> &sizes,
+  /// A strided tensor of `type` (strides in elements, one per size).
+  ArgPack &tensor(ElemType type, void *data, const std::vector<int64_t> &sizes,
                   const std::vector<int64_t> &strides) {
     TensorDesc &d = tensors_.emplace_back();
     d.data = data;
     d.rank = static_cast<int64_t>(sizes.size());
     for (size_t i = 0; i < sizes.size() && i < kMaxRank; ++i) {
       d.sizes[i] = sizes[i];
-      d.strides[i] = strides[i];
+      d.strides[i] = i < strides.size() ? strides[i] : 0;
     }
+    if (strides.size() != sizes.size())
+      d.rank = -1; // refused at launch: a stride per size
+    entries_.push_back({true, type, static_cast<int64_t>(sizes.size()), nullptr});
     ptrs_.push_back(&d);
     return *this;
   }
-  ArgPack &i32(int32_t v) { return push(&v, 4); }
-  ArgPack &i64(int64_t v) { return push(&v, 8); }
-  ArgPack &f32(float v) { return push(&v, 4); }
+  /// The same, the element type from the pointee (float, int64_t, ...).
+  template <class T> ArgPack &tensor(T *data, const std::vector<int64_t> &sizes) {
+    return tensor(elemTypeOf<T>(), const_cast<std::remove_cv_t<T> *>(data), sizes);
+  }
+  template <class T>
+  ArgPack &tensor(T *data, const std::vector<int64_t> &sizes,
+                  const std::vector<int64_t> &strides) {
+    return tensor(elemTypeOf<T>(), const_cast<std::remove_cv_t<T> *>(data), sizes, strides);
+  }
+  ArgPack &i32(int32_t v) { return push(&v, 4, ElemType::I32); }
+  ArgPack &i64(int64_t v) { return push(&v, 8, ElemType::I64); }
+  ArgPack &f32(float v) { return push(&v, 4, ElemType::F32); }
   ArgPack &boolean(bool v) {
     uint8_t b = v;
-    return push(&b, 1);
+    return push(&b, 1, ElemType::I1);
+  }
+  /// Names the parameter the last entry is for (a string that outlives the
+  /// pack): the launch checks it, so an argument list out of order fails by
+  /// name instead of running.
+  ArgPack &named(const char *name) {
+    if (!entries_.empty())
+      entries_.back().name = name;
+    return *this;
   }
 
   void *const *data() const { return ptrs_.data(); }
   size_t size() const { return ptrs_.size(); }
+  const Entry &entry(size_t i) const { return entries_[i]; }
 
 private:
-  ArgPack &push(const void *v, size_t n) {
+  ArgPack &push(const void *v, size_t n, ElemType type) {
     Slot &s = scalars_.emplace_back();
     __builtin_memcpy(s.bytes, v, n);
     ptrs_.push_back(s.bytes);
+    entries_.push_back({false, type, 0, nullptr});
     return *this;
   }
   struct Slot {
@@ -143,6 +232,7 @@ private:
   std::deque<TensorDesc> tensors_;
   std::deque<Slot> scalars_;
   std::vector<void *> ptrs_;
+  std::vector<Entry> entries_;
 };
 
 } // namespace tilejit::rt

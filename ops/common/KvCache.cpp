@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
@@ -79,6 +80,28 @@ const char *valueKind(DataType type) {
     return "f32";
   default:
     return "u8";
+  }
+}
+
+rt::ElemType elemType(const char *kind) {
+  rt::ElemType t = rt::ElemType::U8;
+  [[maybe_unused]] bool known = rt::parseElemType(kind, t);
+  assert(known && "operators specialise with the DSL's kinds");
+  return t;
+}
+
+rt::ElemType elemType(DataType type) {
+  switch (type) {
+  case DataType::Float: return rt::ElemType::F32;
+  case DataType::Float16: return rt::ElemType::F16;
+  case DataType::BFloat16: return rt::ElemType::BF16;
+  case DataType::Int8: return rt::ElemType::I8;
+  case DataType::Int16: return rt::ElemType::I16;
+  case DataType::UInt16: return rt::ElemType::U16;
+  case DataType::Int32: return rt::ElemType::I32;
+  case DataType::UInt32: return rt::ElemType::U32;
+  case DataType::Int64: return rt::ElemType::I64;
+  default: return rt::ElemType::U8; // bool, uint8 and byte-moved 8-bit types
   }
 }
 

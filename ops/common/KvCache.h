@@ -54,6 +54,11 @@ const char *copyKind(int64_t bytes);
 const char *indexKind(runtime::DataType type);
 /// The DSL kind of a value dtype: "f16", "bf16", "f32", "i8", else "u8".
 const char *valueKind(runtime::DataType type);
+/// The argument element type of a DSL kind ("f16", "u8", ...) an operator
+/// specialised a kernel with.
+rt::ElemType elemType(const char *kind);
+/// The argument element type of a tensor of `type` (bool as u8, its bytes).
+rt::ElemType elemType(runtime::DataType type);
 /// Zeroed storage (4 KiB, 64-byte aligned) that stands in for the tensors a
 /// kernel specialisation never reads or writes (their accesses are folded
 /// away); views over it take stride 0.

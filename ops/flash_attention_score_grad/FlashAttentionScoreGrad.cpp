@@ -56,10 +56,27 @@ struct Plan {
   int64_t items() const { return static_cast<int64_t>(work.size() / 5); }
 };
 
-/// A [T, N, X] view as [N, T, X] (head-major: a head's rows at stride N * X).
-void packHeadMajor(rt::ArgPack &a, const TensorView &t) {
-  a.tensor(t.firstElement(), {t.dim(1), t.dim(0), t.dim(2)},
-           {t.strides[1], t.strides[0], t.strides[2]});
+/// A [T, N, X] view as [N, T, X] (head-major: a head's rows at stride N * X),
+/// for parameter `name`.
+void packHeadMajor(rt::ArgPack &a, const TensorView &t, const char *name) {
+  a.tensor(elemType(t.dtype), t.firstElement(), {t.dim(1), t.dim(0), t.dim(2)},
+           {t.strides[1], t.strides[0], t.strides[2]})
+      .named(name);
+}
+
+/// A view as it is, for parameter `name`.
+void packView(rt::ArgPack &a, rt::ElemType type, const TensorView &t, const char *name) {
+  a.tensor(type, t.firstElement(), t.shape, t.strides).named(name);
+}
+
+/// Zeros standing in for parameter `name`, which the specialisation never
+/// reads or writes: rank `rank`, every size 1, every stride 0.
+void packUnused(rt::ArgPack &a, rt::ElemType type, int64_t rank, const char *name,
+                int64_t last = 1) {
+  std::vector<int64_t> sizes(static_cast<size_t>(rank), 1);
+  sizes.back() = last;
+  a.tensor(type, zeroStorage(), sizes, std::vector<int64_t>(static_cast<size_t>(rank), 0))
+      .named(name);
 }
 
 
@@ -264,22 +281,28 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
   auto *dsw = reinterpret_cast<float *>(ws + pl.dsOff);
   const bool rope = p.dr > 0;
   const int64_t n1 = p.n1, t1 = p.t1, dr = pl.dr;
-  auto packStats = [&](rt::ArgPack &a) { a.tensor(st, {3, n1, t1}); };
-  auto packDqw = [&](rt::ArgPack &a) { a.tensor(dqw, {pl.slots, n1, t1, p.d}); };
+  using rt::ElemType;
+  const ElemType t = elemType(p.dtype);
+  auto packStats = [&](rt::ArgPack &a) {
+    a.tensor(st, {3, n1, t1}).named("st");
+  };
+  auto packDqw = [&](rt::ArgPack &a) {
+    a.tensor(dqw, {pl.slots, n1, t1, p.d}).named("dqw");
+  };
   auto packDqrw = [&](rt::ArgPack &a) {
     if (rope)
-      a.tensor(dqrw, {pl.slots, n1, t1, dr});
+      a.tensor(dqrw, {pl.slots, n1, t1, dr}).named("dqrw");
     else
-      a.tensor(zeroStorage(), {1, 1, 1, dr}, {0, 0, 0, 0});
+      packUnused(a, ElemType::F32, 4, "dqrw", dr);
   };
   if (pl.pre) {
     rt::ArgPack a;
-    packHeadMajor(a, p.dy);
-    packHeadMajor(a, p.o);
-    a.tensor(p.m.firstElement(), p.m.shape, p.m.strides);
-    a.tensor(p.l.firstElement(), p.l.shape, p.l.strides);
-    a.tensor(const_cast<int64_t *>(pl.tb0.data()), {t1});
-    a.tensor(const_cast<int64_t *>(pl.tb1.data()), {t1});
+    packHeadMajor(a, p.dy, "dy");
+    packHeadMajor(a, p.o, "o");
+    packView(a, ElemType::F32, p.m, "m");
+    packView(a, ElemType::F32, p.l, "l");
+    a.tensor(pl.tb0.data(), {t1}).named("tb0");
+    a.tensor(pl.tb1.data(), {t1}).named("tb1");
     packStats(a);
     packDqw(a);
     packDqrw(a);
@@ -288,20 +311,20 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
   }
   if (pl.main) {
     rt::ArgPack a;
-    packHeadMajor(a, p.q);
-    packHeadMajor(a, p.k);
-    packHeadMajor(a, p.v);
-    packHeadMajor(a, p.dy);
+    packHeadMajor(a, p.q, "q");
+    packHeadMajor(a, p.k, "k");
+    packHeadMajor(a, p.v, "v");
+    packHeadMajor(a, p.dy, "dy");
     if (rope) {
-      packHeadMajor(a, *p.qRope);
-      packHeadMajor(a, *p.kRope);
+      packHeadMajor(a, *p.qRope, "qr");
+      packHeadMajor(a, *p.kRope, "kr");
     } else {
-      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
-      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
+      packUnused(a, ElemType::BF16, 3, "qr", dr);
+      packUnused(a, ElemType::BF16, 3, "kr", dr);
     }
     packStats(a);
-    a.tensor(const_cast<int64_t *>(pl.seq.data()), {p.bin, 8});
-    a.tensor(const_cast<int64_t *>(pl.work.data()), {pl.items(), 5});
+    a.tensor(pl.seq.data(), {p.bin, 8}).named("seq");
+    a.tensor(pl.work.data(), {pl.items(), 5}).named("work");
     // The explicit mask, read packed as bytes (bool and uint8 alike); a
     // strided one is first gathered into its logical order (its content is
     // the call's, so phase 2 copies it).
@@ -309,7 +332,7 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
     if (p.attenMask && p.mask != fag::MaskForm::Compressed) {
       const TensorView &m = *p.attenMask;
       if (m.isContiguous()) {
-        a.tensor(m.firstElement(), {m.numel()});
+        a.tensor(ElemType::U8, m.firstElement(), {m.numel()}).named("ms");
       } else {
         maskCopy.resize(static_cast<size_t>(m.numel()));
         std::vector<int64_t> idx(static_cast<size_t>(m.rank()), 0);
@@ -325,64 +348,70 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
             idx[static_cast<size_t>(k)] = 0;
           }
         }
-        a.tensor(maskCopy.data(), {m.numel()});
+        a.tensor(maskCopy.data(), {m.numel()}).named("ms");
       }
     } else {
-      a.tensor(zeroStorage(), {1});
+      packUnused(a, ElemType::U8, 1, "ms");
     }
     if (p.dropout)
-      a.tensor(p.dropMask->firstElement(), {p.dropMask->dim(0)}, {p.dropMask->strides[0]});
+      a.tensor(ElemType::U8, p.dropMask->firstElement(), {p.dropMask->dim(0)},
+               {p.dropMask->strides[0]})
+          .named("drop");
     else
-      a.tensor(zeroStorage(), {1});
+      packUnused(a, ElemType::U8, 1, "drop");
     if (p.pse == fag::PseForm::AlibiCompressed)
-      a.tensor(p.pseT->firstElement(), p.pseT->shape, p.pseT->strides);
+      packView(a, t, *p.pseT, "pse4");
     else
-      a.tensor(zeroStorage(), {1, 1, 1, 1});
+      packUnused(a, t, 4, "pse4");
     if (p.pse == fag::PseForm::PerKv || p.pse == fag::PseForm::Full)
-      a.tensor(p.pseT->firstElement(), {p.pseT->dim(0)}, {p.pseT->strides[0]});
+      a.tensor(t, p.pseT->firstElement(), {p.pseT->dim(0)}, {p.pseT->strides[0]}).named("pse1");
     else
-      a.tensor(zeroStorage(), {1});
+      packUnused(a, t, 1, "pse1");
     if (p.pse == fag::PseForm::Slopes && p.pseT->rank() == 2)
-      a.tensor(p.pseT->firstElement(), p.pseT->shape, p.pseT->strides);
+      packView(a, ElemType::F32, *p.pseT, "slopes");
     else if (p.pse == fag::PseForm::Slopes)
-      a.tensor(p.pseT->firstElement(), {1, p.pseT->dim(0)}, {0, p.pseT->strides[0]});
+      a.tensor(ElemType::F32, p.pseT->firstElement(), {1, p.pseT->dim(0)},
+               {0, p.pseT->strides[0]})
+          .named("slopes");
     else
-      a.tensor(zeroStorage(), {1, 1});
+      packUnused(a, ElemType::F32, 2, "slopes");
     if (p.sink)
-      a.tensor(p.sinkT->firstElement(), {p.sinkT->dim(0)}, {p.sinkT->strides[0]});
+      a.tensor(ElemType::F32, p.sinkT->firstElement(), {p.sinkT->dim(0)}, {p.sinkT->strides[0]})
+          .named("sinkv");
     else
-      a.tensor(zeroStorage(), {1});
+      packUnused(a, ElemType::F32, 1, "sinkv");
     packDqw(a);
     packDqrw(a);
-    packHeadMajor(a, p.dk);
-    packHeadMajor(a, p.dvOut);
+    packHeadMajor(a, p.dk, "dk");
+    packHeadMajor(a, p.dvOut, "dvo");
     if (rope && p.dkRope)
-      packHeadMajor(a, *p.dkRope);
+      packHeadMajor(a, *p.dkRope, "dkr");
     else
-      a.tensor(zeroStorage(), {1, 1, dr}, {0, 0, 0});
-    a.tensor(dsw, {pl.items(), p.g});
-    a.f32(p.scale);
-    a.f32(1.0f / p.keepProb);
-    a.i64(p.attenMask && p.mask == fag::MaskForm::Shared ? p.attenMask->dim(-1) : 0);
-    a.i64(p.pseBatches > 1 ? 1 : 0);
-    a.i64(p.skvMax - 1024);
-    a.i64(p.kvStart - p.qStart);
+      packUnused(a, ElemType::BF16, 3, "dkr", dr);
+    a.tensor(dsw, {pl.items(), p.g}).named("dsw");
+    a.f32(p.scale).named("scale");
+    a.f32(1.0f / p.keepProb).named("ikeep");
+    a.i64(p.attenMask && p.mask == fag::MaskForm::Shared ? p.attenMask->dim(-1) : 0)
+        .named("maskRow");
+    a.i64(p.pseBatches > 1 ? 1 : 0).named("pseBatch");
+    a.i64(p.skvMax - 1024).named("alibiOff");
+    a.i64(p.kvStart - p.qStart).named("qk");
     if (Status s = launchKernel(*pl.main, a, "fag_main"); !s)
       return s;
   }
   if (pl.dq) {
     rt::ArgPack a;
     packDqw(a);
-    packHeadMajor(a, p.dq);
-    a.f32(p.scale);
+    packHeadMajor(a, p.dq, "dq");
+    a.f32(p.scale).named("scale");
     if (Status s = launchKernel(*pl.dq, a, "fag_dq"); !s)
       return s;
   }
   if (pl.dqRope && p.dqRope) {
     rt::ArgPack a;
-    a.tensor(dqrw, {pl.slots, n1, t1, dr});
-    packHeadMajor(a, *p.dqRope);
-    a.f32(p.scale);
+    a.tensor(dqrw, {pl.slots, n1, t1, dr}).named("dqw");
+    packHeadMajor(a, *p.dqRope, "dq");
+    a.f32(p.scale).named("scale");
     if (Status s = launchKernel(*pl.dqRope, a, "fag_dq"); !s)
       return s;
   }

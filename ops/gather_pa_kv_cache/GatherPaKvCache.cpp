@@ -213,11 +213,11 @@ int64_t pow2Tile(int64_t n, int64_t lo, int64_t hi) {
 /// into itself, so it lives behind a shared_ptr and is never copied).
 using Launch = KernelLaunch;
 
-void pack(rt::ArgPack &p, const TensorView &t) {
-  p.tensor(t.firstElement(), t.shape, t.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const TensorView &t) {
+  p.tensor(type, t.firstElement(), t.shape, t.strides);
 }
-void pack(rt::ArgPack &p, const FlatView &f) {
-  p.tensor(f.data, f.sizes, f.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f) {
+  p.tensor(type, f.data, f.sizes, f.strides);
 }
 
 /// A [NB, bs * H] (cache) or [T * H] (output) view whose innermost stride
@@ -269,9 +269,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const bool stream =
       streamsOutput((kr.numel() + vr.numel()) * kr.elementSize());
   auto packIndices = [&] {
-    pack(p, *a.blockTables);
-    pack(p, *a.seqLens);
-    pack(p, offs);
+    pack(p, elemType(idx), *a.blockTables);
+    pack(p, elemType(idx), *a.seqLens);
+    pack(p, elemType(idx), offs);
   };
   if (nz) {
     const int64_t bs = kc.dim(2);
@@ -288,14 +288,14 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
     // The caches position-major ([NB, BS, C, E], two axes swapped) and the
     // outputs as [T, C, E] (strip c of row d at [d, c, 0]).
     auto byPosition = [&](const TensorView &cache) {
-      pack(p, FlatView{cache.firstElement(),
+      pack(p, elemType(u), FlatView{cache.firstElement(),
                        {cache.dim(0), cache.dim(2), cache.dim(1), cache.dim(3)},
                        {cache.strides[0], cache.strides[2], cache.strides[1],
                         cache.strides[3]}});
     };
     auto strips = [&](const TensorView &o, const TensorView &cache) {
       const int64_t e = cache.dim(3);
-      pack(p, FlatView{o.firstElement(),
+      pack(p, elemType(u), FlatView{o.firstElement(),
                        {o.dim(0), cache.dim(1), e},
                        {o.strides[0], o.strides[1] * e, o.strides[1]}});
     };
@@ -328,11 +328,11 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                              &out.use);
         !s)
       return s;
-    pack(p, *kcFlat);
-    pack(p, *vcFlat);
+    pack(p, elemType(u), *kcFlat);
+    pack(p, elemType(u), *vcFlat);
     packIndices();
-    pack(p, *krFlat);
-    pack(p, *vrFlat);
+    pack(p, elemType(u), *krFlat);
+    pack(p, elemType(u), *vrFlat);
     p.i64(kr.dim(0));
     p.i64(hk);
     p.i64(hv);
@@ -373,11 +373,11 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                            &out.use);
       !s)
     return s;
-  pack(p, kcv);
-  pack(p, vcv);
+  pack(p, elemType(u), kcv);
+  pack(p, elemType(u), vcv);
   packIndices();
-  pack(p, krv);
-  pack(p, vrv);
+  pack(p, elemType(u), krv);
+  pack(p, elemType(u), vrv);
   p.boolean(a.isSeqLensCumsum);
   p.boolean(hasOff);
   p.i64(programsForShapes(a, bs));

@@ -118,8 +118,8 @@ FlatView quantView(const TensorView &t, const Geometry &g) {
   return f;
 }
 
-void pack(rt::ArgPack &p, const FlatView &f) {
-  p.tensor(f.data, f.sizes, f.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f, const char *name) {
+  p.tensor(type, f.data, f.sizes, f.strides).named(name);
 }
 FlatView zeroView(std::vector<int64_t> sizes) {
   std::vector<int64_t> strides(sizes.size(), 0);
@@ -285,54 +285,64 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     return f;
   };
   const int64_t qes = runtime::elementSize(q.dtype);
+  using rt::ElemType;
+  const ElemType tq = elemType(q.dtype), tkv = elemType(g.kvDtype);
+  const ElemType tm = g.mask && a.attenMask->dtype == DataType::Int8 ? ElemType::I8 : ElemType::U8;
   auto packRange = [&](rt::ArgPack &p, int64_t b0, int64_t nb, const FlatView &kv,
                        const FlatView &vv) {
-    pack(p, rowsOf(headView(q, g), b0, nb, qes));
-    pack(p, kv);
-    pack(p, vv);
+    pack(p, tq, rowsOf(headView(q, g), b0, nb, qes), "q");
+    pack(p, tkv, kv, "k");
+    pack(p, tkv, vv, "v");
     if (g.paged)
-      p.tensor(a.blocktable->firstElement(), a.blocktable->shape, a.blocktable->strides);
+      p.tensor(ElemType::I32, a.blocktable->firstElement(), a.blocktable->shape,
+               a.blocktable->strides)
+          .named("bt");
     else
-      pack(p, zeroView({1, 1}));
-    p.tensor(L.start.data() + b0, {nb});
-    p.tensor(L.len.data() + b0, {nb});
+      pack(p, ElemType::I32, zeroView({1, 1}), "bt");
+    p.tensor(L.start.data() + b0, {nb}).named("start");
+    p.tensor(L.len.data() + b0, {nb}).named("len");
     if (g.mask) {
       const TensorView &m = *a.attenMask;
-      pack(p, rowsOf(FlatView{m.firstElement(), {g.b, m.dim(-1)}, {m.strides[0], m.strides.back()}},
-                     b0, nb, runtime::elementSize(m.dtype)));
+      pack(p, tm,
+           rowsOf(FlatView{m.firstElement(), {g.b, m.dim(-1)}, {m.strides[0], m.strides.back()}},
+                  b0, nb, runtime::elementSize(m.dtype)),
+           "mask");
     } else {
-      pack(p, zeroView({1, 1}));
+      pack(p, tm, zeroView({1, 1}), "mask");
     }
     if (g.pse) {
       const TensorView &t = *a.pseShift;
       const auto &st = t.strides;
-      pack(p, rowsOf(FlatView{t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
-                              {t.dim(0) == 1 ? 0 : st[0], g.g * st[1], st[1], st[3]}},
-                     b0, nb, runtime::elementSize(t.dtype)));
+      pack(p, elemType(t.dtype),
+           rowsOf(FlatView{t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
+                           {t.dim(0) == 1 ? 0 : st[0], g.g * st[1], st[1], st[3]}},
+                  b0, nb, runtime::elementSize(t.dtype)),
+           "pse");
     } else {
-      pack(p, zeroView({nb, g.nkv, g.g, 1}));
+      pack(p, tq, zeroView({nb, g.nkv, g.g, 1}), "pse");
     }
     if (g.quantKv) {
-      pack(p, antiquantView(*a.antiquantScale, g));
-      pack(p, hasOff ? antiquantView(*a.antiquantOffset, g) : zeroView({2, g.nkv, g.d}));
+      pack(p, elemType(a.antiquantScale->dtype), antiquantView(*a.antiquantScale, g), "asc");
+      pack(p, hasOff ? elemType(a.antiquantOffset->dtype) : tq,
+           hasOff ? antiquantView(*a.antiquantOffset, g) : zeroView({2, g.nkv, g.d}), "aof");
     } else {
-      pack(p, zeroView({2, g.nkv, g.d}));
-      pack(p, zeroView({2, g.nkv, g.d}));
+      pack(p, tq, zeroView({2, g.nkv, g.d}), "asc");
+      pack(p, tq, zeroView({2, g.nkv, g.d}), "aof");
     }
     const int64_t r0 = b0 * g.nkv * parts * g.g;
-    p.tensor(pm + r0, {nb * g.nkv, parts, g.g});
-    p.tensor(pl + r0, {nb * g.nkv, parts, g.g});
-    p.tensor(po + r0 * g.d, {nb * g.nkv, parts, g.g, g.d});
+    p.tensor(pm + r0, {nb * g.nkv, parts, g.g}).named("pm");
+    p.tensor(pl + r0, {nb * g.nkv, parts, g.g}).named("pl");
+    p.tensor(po + r0 * g.d, {nb * g.nkv, parts, g.g, g.d}).named("po");
     if (interleaved) {
       // The caches as runs of rows ([blocks, rows * NKV * D]), which the
       // kernel prefetches.
       const int64_t h = g.nkv * g.d;
-      p.tensor(kv.data, {kv.sizes[0], kv.sizes[2] * h}, {kv.strides[0], 1});
-      p.tensor(vv.data, {vv.sizes[0], vv.sizes[2] * h}, {vv.strides[0], 1});
+      p.tensor(tkv, kv.data, {kv.sizes[0], kv.sizes[2] * h}, {kv.strides[0], 1}).named("kf");
+      p.tensor(tkv, vv.data, {vv.sizes[0], vv.sizes[2] * h}, {vv.strides[0], 1}).named("vf");
     }
-    p.f32(static_cast<float>(a.scaleValue));
-    p.i64(chunk);
-    p.i64(parts);
+    p.f32(static_cast<float>(a.scaleValue)).named("scale");
+    p.i64(chunk).named("chunk");
+    p.i64(parts).named("P");
   };
   if (g.paged)
     L.table = *a.blocktable;
@@ -350,16 +360,17 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   }
 
   rt::ArgPack &c = L.pc;
-  c.tensor(pm, {units, parts, g.g});
-  c.tensor(pl, {units, parts, g.g});
-  c.tensor(po, {units, parts, g.g, g.d});
-  pack(c, headView(out, g));
+  c.tensor(pm, {units, parts, g.g}).named("pm");
+  c.tensor(pl, {units, parts, g.g}).named("pl");
+  c.tensor(po, {units, parts, g.g, g.d}).named("po");
+  pack(c, elemType(out.dtype), headView(out, g), "out");
+  const ElemType tqs = g.quantOut ? elemType(a.quantScale2->dtype) : ElemType::F32;
   if (g.quantOut) {
-    pack(c, quantView(*a.quantScale2, g));
-    pack(c, hasQOff ? quantView(*a.quantOffset2, g) : zeroView({g.nkv, g.g, g.d}));
+    pack(c, tqs, quantView(*a.quantScale2, g), "qs");
+    pack(c, tqs, hasQOff ? quantView(*a.quantOffset2, g) : zeroView({g.nkv, g.g, g.d}), "qo");
   } else {
-    pack(c, zeroView({g.nkv, g.g, g.d}));
-    pack(c, zeroView({g.nkv, g.g, g.d}));
+    pack(c, tqs, zeroView({g.nkv, g.g, g.d}), "qs");
+    pack(c, tqs, zeroView({g.nkv, g.g, g.d}), "qo");
   }
   return Status::ok();
 }

@@ -191,8 +191,8 @@ struct Launch : KernelLaunch {
   std::vector<int64_t> work; // (b, k0) per qualifying entry
 };
 
-void pack(rt::ArgPack &p, const TensorView &t) {
-  p.tensor(t.firstElement(), t.shape, t.strides);
+void pack(rt::ArgPack &p, const TensorView &t, const char *name) {
+  p.tensor(elemType(t.dtype), t.firstElement(), t.shape, t.strides).named(name);
 }
 
 /// Heads per tile: a power of two with at most 2048 f32 elements per
@@ -225,13 +225,13 @@ Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
   const int64_t m = static_cast<int64_t>(out.work.size() / 2);
   const int64_t bytes = m * cbs * n * d * in.elementSize();
   rt::ArgPack &p = out.args;
-  pack(p, in);
-  pack(p, *a.weight);
-  pack(p, *a.slotMapping);
-  pack(p, *a.blockTableOptional);
-  p.tensor(out.work.data(), {m, 2});
-  pack(p, *a.outputCache);
-  p.i64(programsForBytes(m, bytes));
+  pack(p, in, "input");
+  pack(p, *a.weight, "weight");
+  pack(p, *a.slotMapping, "slots");
+  pack(p, *a.blockTableOptional, "tables");
+  p.tensor(out.work.data(), {m, 2}).named("work");
+  pack(p, *a.outputCache, "out");
+  p.i64(programsForBytes(m, bytes)).named("G");
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 #include "ops/samples/Half.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -83,6 +84,13 @@ double maxAbsDiff(DType t, const void *a, const void *b, int64_t n) {
 
 namespace {
 
+rt::ElemType elemTypeOf(DType t) {
+  rt::ElemType e = rt::ElemType::F32;
+  [[maybe_unused]] bool known = rt::parseElemType(dtypeName(t), e);
+  assert(known && "every sample dtype is a DSL kind");
+  return e;
+}
+
 llvm::Expected<jit::KernelRef> launch(jit::Compiler &c, const char *path,
                                       const char *kernel, jit::Specialization spec,
                                       const rt::ArgPack &args, int threads) {
@@ -100,7 +108,8 @@ llvm::Expected<jit::KernelRef> runAxpby(jit::Compiler &c, DType t, const void *x
                                         void *y, int64_t n, float alpha, float beta,
                                         int threads) {
   rt::ArgPack args;
-  args.tensor(const_cast<void *>(x), {n}).tensor(y, {n}).f32(alpha).f32(beta);
+  const rt::ElemType e = elemTypeOf(t);
+  args.tensor(e, const_cast<void *>(x), {n}).tensor(e, y, {n}).f32(alpha).f32(beta);
   return launch(c, "ops/samples/elementwise.tile", "axpby", {{"T", dtypeName(t)}},
                 args, threads);
 }
@@ -108,7 +117,8 @@ llvm::Expected<jit::KernelRef> runAxpby(jit::Compiler &c, DType t, const void *x
 llvm::Expected<jit::KernelRef> runSoftmax(jit::Compiler &c, DType t, const void *x,
                                           void *y, int64_t m, int64_t n, int threads) {
   rt::ArgPack args;
-  args.tensor(const_cast<void *>(x), {m, n}).tensor(y, {m, n});
+  const rt::ElemType e = elemTypeOf(t);
+  args.tensor(e, const_cast<void *>(x), {m, n}).tensor(e, y, {m, n});
   // Rows up to 4096 elements fit one tile: one pass, one exp per element.
   // Longer rows stream through 1024-wide tiles with an online max and sum.
   int64_t bn = 16;
@@ -124,8 +134,9 @@ llvm::Expected<jit::KernelRef> runMatmul(jit::Compiler &c, DType t, const void *
                                          const void *b, float *out, int64_t m,
                                          int64_t n, int64_t k, int threads) {
   rt::ArgPack args;
-  args.tensor(const_cast<void *>(a), {m, k})
-      .tensor(const_cast<void *>(b), {n, k})
+  const rt::ElemType e = elemTypeOf(t);
+  args.tensor(e, const_cast<void *>(a), {m, k})
+      .tensor(e, const_cast<void *>(b), {n, k})
       .tensor(out, {m, n});
   return launch(c, "ops/samples/matmul.tile", "matmul_abt", {{"T", dtypeName(t)}},
                 args, threads);
@@ -136,10 +147,11 @@ llvm::Expected<jit::KernelRef> runAttention(jit::Compiler &c, DType t,
                                             const void *k, const void *v, void *o,
                                             int threads) {
   rt::ArgPack args;
-  args.tensor(const_cast<void *>(q), {s.batch, s.heads, s.queries, s.dim})
-      .tensor(const_cast<void *>(k), {s.batch, s.kvHeads, s.keys, s.dim})
-      .tensor(const_cast<void *>(v), {s.batch, s.kvHeads, s.keys, s.dim})
-      .tensor(o, {s.batch, s.heads, s.queries, s.dim})
+  const rt::ElemType e = elemTypeOf(t);
+  args.tensor(e, const_cast<void *>(q), {s.batch, s.heads, s.queries, s.dim})
+      .tensor(e, const_cast<void *>(k), {s.batch, s.kvHeads, s.keys, s.dim})
+      .tensor(e, const_cast<void *>(v), {s.batch, s.kvHeads, s.keys, s.dim})
+      .tensor(e, o, {s.batch, s.heads, s.queries, s.dim})
       .f32(s.scale());
   return launch(c, "ops/samples/flash_attention.tile", "attn",
                 {{"T", dtypeName(t)},

@@ -534,8 +534,8 @@ bool sortsTokens(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
          a.key->dim(0) < (int64_t(1) << 31);
 }
 
-void pack(rt::ArgPack &p, const ArgView &v) {
-  p.tensor(v.data, v.sizes, v.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const ArgView &v) {
+  p.tensor(type, v.data, v.sizes, v.strides);
 }
 
 Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
@@ -593,11 +593,11 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
             getKernel(source(), "scatter_rows", spec, out.kernel, &out.use);
         !s)
       return s;
-    pack(p, kv);
-    pack(p, asIs(slots));
-    pack(p, kcv);
-    pack(p, vv);
-    pack(p, vcv);
+    pack(p, elemType(u), kv);
+    pack(p, elemType(idx), asIs(slots));
+    pack(p, elemType(u), kcv);
+    pack(p, elemType(u), vv);
+    pack(p, elemType(u), vcv);
     p.i64(kc.dim(1));
     p.i64(programsOf(a, kc));
     return Status::ok();
@@ -636,18 +636,18 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     // merge sort's other buffer.
     if (sort)
       out.ws.resize(static_cast<size_t>(programs * 2 * tokens));
-    pack(p, strips3(*kf, e));
-    pack(p, asIs(slots));
-    pack(p, positionMajor(kc));
-    pack(p, strips3(*vf, e));
-    pack(p, positionMajor(vc));
-    pack(p, stripMajor(*kf, e));
-    pack(p, asIs(kc));
-    pack(p, stripMajor(*vf, e));
-    pack(p, asIs(vc));
-    pack(p, flatRows(*kf));
-    pack(p, flatRows(*vf));
-    p.tensor(out.ws.data(), {sort ? programs : 0, 2, sort ? tokens : 0});
+    pack(p, elemType(u), strips3(*kf, e));
+    pack(p, elemType(idx), asIs(slots));
+    pack(p, elemType(u), positionMajor(kc));
+    pack(p, elemType(u), strips3(*vf, e));
+    pack(p, elemType(u), positionMajor(vc));
+    pack(p, elemType(u), stripMajor(*kf, e));
+    pack(p, elemType(u), asIs(kc));
+    pack(p, elemType(u), stripMajor(*vf, e));
+    pack(p, elemType(u), asIs(vc));
+    pack(p, elemType(u), flatRows(*kf));
+    pack(p, elemType(u), flatRows(*vf));
+    p.tensor(out.ws.data(), {sort ? programs : 0, 2, sort ? tokens : 0}).named("ws");
     p.i64(programs);
     return Status::ok();
   }
@@ -698,14 +698,14 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
       !s)
     return s;
   const TensorView *offs = a.compressSeqOffsetOptional;
-  pack(p, kv);
-  pack(p, fromFlat(*kcf));
-  pack(p, vv);
-  pack(p, fromFlat(*vcf));
-  pack(p, perHead(slots, b, n));
-  pack(p, perHead(*a.compressLensOptional, b, n));
-  pack(p, perHead(mode == HeadMode::Tail || !offs ? slots : *offs, b, n));
-  pack(p, asIs(*a.seqLensOptional));
+  pack(p, elemType(u), kv);
+  pack(p, elemType(u), fromFlat(*kcf));
+  pack(p, elemType(u), vv);
+  pack(p, elemType(u), fromFlat(*vcf));
+  pack(p, elemType(idx), perHead(slots, b, n));
+  pack(p, elemType(idx), perHead(*a.compressLensOptional, b, n));
+  pack(p, elemType(idx), perHead(mode == HeadMode::Tail || !offs ? slots : *offs, b, n));
+  pack(p, elemType(idx), asIs(*a.seqLensOptional));
   p.i64(padded ? k.dim(1) : 0);
   p.i64(kc.dim(1));
   p.i64(programsOf(a, kc));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -160,6 +161,72 @@ TEST(KernelCache, LaunchChecksShapeConstraints) {
   ASSERT_FALSE(static_cast<bool>(k->kernel->launch(good)));
   for (float v : y2)
     EXPECT_EQ(v, 6.0f);
+}
+
+TEST(KernelCache, LaunchChecksTheArgumentsAgainstTheSignature) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("signature.tile", kScale);
+  auto k = c.get(src, "scale", {{"T", "f32"}});
+  ASSERT_TRUE(static_cast<bool>(k));
+  const auto &sig = k->kernel->signature();
+  ASSERT_EQ(sig.size(), 3u);
+  EXPECT_EQ(sig[0].name, "x");
+  EXPECT_TRUE(sig[0].tensor);
+  EXPECT_EQ(sig[0].type, rt::ElemType::F32);
+  EXPECT_EQ(sig[0].rank, 1);
+  EXPECT_EQ(sig[2].name, "a");
+  EXPECT_FALSE(sig[2].tensor);
+
+  std::vector<float> x(100, 2.0f), y(100, 0.0f);
+  std::vector<int64_t> xi(100, 2);
+  std::vector<float> x2(100 * 2, 2.0f);
+  using Build = std::function<void(rt::ArgPack &)>;
+  const std::pair<Build, const char *> cases[] = {
+      {[&](rt::ArgPack &a) { a.tensor(x.data(), {100}).tensor(y.data(), {100}); },
+       "kernel scale takes 3 arguments (x, y, a); given 2"},
+      {[&](rt::ArgPack &a) { a.tensor(x.data(), {100}).tensor(y.data(), {100}).f32(3).i64(1); },
+       "kernel scale takes 3 arguments (x, y, a); given 4"},
+      {[&](rt::ArgPack &a) { a.tensor(x.data(), {100}).tensor(y.data(), {100}).i64(3); },
+       "argument 2 ('a') of kernel scale: is a scalar f32; given a scalar i64"},
+      {[&](rt::ArgPack &a) { a.tensor(x.data(), {100}).f32(1).f32(3); },
+       "argument 1 ('y') of kernel scale: is a tensor gm<f32> of rank 1; given a scalar f32"},
+      {[&](rt::ArgPack &a) { a.tensor(xi.data(), {100}).tensor(y.data(), {100}).f32(3); },
+       "argument 0 ('x') of kernel scale: is a tensor gm<f32> of rank 1; given a tensor of i64"},
+      {[&](rt::ArgPack &a) { a.tensor(x2.data(), {100, 2}).tensor(y.data(), {100}).f32(3); },
+       "argument 0 ('x') of kernel scale: is a tensor gm<f32> of rank 1; given rank 2"},
+      {[&](rt::ArgPack &a) {
+         a.tensor(x.data(), {100}).tensor(y.data(), {100}, {1, 1}).f32(3);
+       },
+       "argument 1 ('y') of kernel scale: is a tensor gm<f32> of rank 1; given sizes and "
+       "strides of different lengths"},
+      {[&](rt::ArgPack &a) {
+         a.tensor(y.data(), {100}).named("y").tensor(x.data(), {100}).named("x").f32(3);
+       },
+       "argument 0 ('x') of kernel scale: given an argument meant for 'y'"},
+      {[&](rt::ArgPack &a) {
+         a.tensor(static_cast<float *>(nullptr), {100}).tensor(y.data(), {100}).f32(3);
+       },
+       "argument 0 ('x') of kernel scale: has elements but no data (a null pointer)"},
+      {[&](rt::ArgPack &a) { a.tensor(x.data(), {-4}).tensor(y.data(), {-4}).f32(3); },
+       "argument 0 ('x') of kernel scale: size -4 of axis 0 is negative"},
+  };
+  for (const auto &[build, message] : cases) {
+    rt::ArgPack args;
+    build(args);
+    llvm::Error err = k->kernel->launch(args);
+    ASSERT_TRUE(static_cast<bool>(err)) << message;
+    EXPECT_EQ(llvm::toString(std::move(err)), message);
+    for (float v : y)
+      ASSERT_EQ(v, 0.0f) << "nothing may run when an argument is wrong: " << message;
+  }
+  // Named and well-typed, it runs; an empty tensor may have no data.
+  rt::ArgPack good;
+  good.tensor(x.data(), {100}).named("x").tensor(y.data(), {100}).named("y").f32(3).named("a");
+  ASSERT_FALSE(static_cast<bool>(k->kernel->launch(good)));
+  EXPECT_EQ(y[99], 6.0f);
+  rt::ArgPack empty;
+  empty.tensor(static_cast<float *>(nullptr), {0}).tensor(static_cast<float *>(nullptr), {0}).f32(3);
+  EXPECT_FALSE(static_cast<bool>(k->kernel->launch(empty)));
 }
 
 TEST(KernelCache, EmitReturnsEachStage) {

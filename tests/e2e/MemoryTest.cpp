@@ -252,9 +252,12 @@ TEST(Memory, MaskedTilesOverContiguousRowsMoveInline) {
         auto k = jit::Compiler::instance(level)->get(src, "mr", {{"T", kind.name}});
         ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
         rt::ArgPack args;
-        args.tensor(x.data(), {R, C}).tensor(m.data(), {R, C}).tensor(w.data(), {R, C});
-        args.tensor(y.data(), {R2, C2}).tensor(z.data(), {R, C});
-        args.tensor(y2.data(), {R2, C2}).tensor(z2.data(), {R, C}).i64(dr).i64(dc);
+        rt::ElemType t = rt::ElemType::U8;
+        ASSERT_TRUE(rt::parseElemType(kind.name, t));
+        args.tensor(t, x.data(), {R, C}).tensor(rt::ElemType::I1, m.data(), {R, C});
+        args.tensor(rt::ElemType::I1, w.data(), {R, C});
+        args.tensor(t, y.data(), {R2, C2}).tensor(t, z.data(), {R, C});
+        args.tensor(t, y2.data(), {R2, C2}).tensor(t, z2.data(), {R, C}).i64(dr).i64(dc);
         ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
         auto bits = [&](const std::vector<unsigned char> &v, int64_t i) {
           uint64_t b = 0;
@@ -330,7 +333,8 @@ TEST(Memory, PartialBooleanTilesAndLeadingAxesOutside) {
       auto k = jit::Compiler::instance(level)->get(src, "bl", {});
       ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
       rt::ArgPack args;
-      args.tensor(m.data(), {R, C}).tensor(y.data(), {4, 8}).tensor(z.data(), {R, C});
+      args.tensor(rt::ElemType::I1, m.data(), {R, C}).tensor(y.data(), {4, 8});
+      args.tensor(rt::ElemType::I1, z.data(), {R, C});
       // x3 viewed with every second element of its rows.
       args.tensor(x3.data(), {B, R4, C4}, {R4 * C4 * 2, C4 * 2, 2}).tensor(u.data(), {4, 8}).i64(bb);
       ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));

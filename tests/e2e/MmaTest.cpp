@@ -58,7 +58,9 @@ kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool,
 struct Operand {
   std::vector<float> values;
   std::vector<unsigned char> bytes;
+  rt::ElemType elem = rt::ElemType::F32;
   Operand(int64_t count, const std::string &type, int seed) {
+    EXPECT_TRUE(rt::parseElemType(type, elem)) << type;
     for (int64_t i = 0; i < count; ++i)
       values.push_back(static_cast<float>((i * 7 + seed * 13) % 7) - 3.0f);
     size_t width = type == "f32" ? 4 : type == "i8" ? 1 : 2;
@@ -119,9 +121,9 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
                  {"CACHED", cached ? "true" : "false"}});
             ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
             rt::ArgPack args;
-            args.tensor(a.bytes.data(), {s.m + 2, aCols})
-                .tensor(bm.bytes.data(), {bRows, bCols})
-                .tensor(acc.bytes.data(), {s.m, s.n})
+            args.tensor(a.elem, a.bytes.data(), {s.m + 2, aCols})
+                .tensor(bm.elem, bm.bytes.data(), {bRows, bCols})
+                .tensor(acc.elem, acc.bytes.data(), {s.m, s.n})
                 .tensor(c.data(), {s.m, s.n});
             ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
             for (int64_t i = 0; i < s.m; ++i)
@@ -191,8 +193,8 @@ TEST(Mma, TransposedAAndLoopInvariantB) {
                                                         {"R", std::to_string(R)}});
           ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
           rt::ArgPack args;
-          args.tensor(a.bytes.data(), {R, s.k, s.m})
-              .tensor(bm.bytes.data(), {tb ? s.n : s.k, tb ? s.k : s.n})
+          args.tensor(a.elem, a.bytes.data(), {R, s.k, s.m})
+              .tensor(bm.elem, bm.bytes.data(), {tb ? s.n : s.k, tb ? s.k : s.n})
               .tensor(c.data(), {s.m, s.n});
           if (llvm::Error e = k->kernel->launch(args))
             FAIL() << llvm::toString(std::move(e));
