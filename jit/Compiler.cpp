@@ -14,6 +14,7 @@
 #include "dsl/ir/Printer.h"
 #include "jit/DiskCache.h"
 #include "jit/KernelJIT.h"
+#include "jit/Options.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -61,37 +62,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-unsigned parseDumpStages(const char *env) {
-  if (!env)
-    return 0;
-  std::string s = env;
-  unsigned mask = 0;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string item = s.substr(
-        pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (item == "all")
-      mask |= 63;
-    else if (item == "ast")
-      mask |= static_cast<unsigned>(DumpStage::Ast);
-    else if (item == "tile")
-      mask |= static_cast<unsigned>(DumpStage::Tile);
-    else if (item == "tile-opt")
-      mask |= static_cast<unsigned>(DumpStage::TileOpt);
-    else if (item == "llvm")
-      mask |= static_cast<unsigned>(DumpStage::Llvm);
-    else if (item == "llvm-opt" || item == "opt")
-      mask |= static_cast<unsigned>(DumpStage::LlvmOpt);
-    else if (item == "asm")
-      mask |= static_cast<unsigned>(DumpStage::Asm);
-    if (comma == std::string::npos)
-      break;
-    pos = comma + 1;
-  }
-  return mask;
 }
 
 const char *stageSuffix(DumpStage s) {
@@ -154,9 +124,8 @@ struct Compiler::Impl {
   std::unique_ptr<KernelJIT> jit;
   /// Set for `forEmission` compilers whose target the host cannot run.
   bool emitOnly = false;
-  unsigned dumpMask = parseDumpStages(std::getenv("TILEJIT_DUMP"));
-  std::string dumpDir =
-      std::getenv("TILEJIT_DUMP_DIR") ? std::getenv("TILEJIT_DUMP_DIR") : ".";
+  unsigned dumpMask = Options::process().dumpMask();
+  std::string dumpDir = Options::process().dumpDir();
 
   static constexpr unsigned kShards = 16;
   struct Shard {

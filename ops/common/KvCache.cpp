@@ -1,10 +1,11 @@
 //===- KvCache.cpp - What the paged KV-cache operators share --------------===//
 #include "ops/common/KvCache.h"
 
+#include "jit/Options.h"
+
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -222,9 +223,8 @@ void setKernelLaunch(runtime::Executor &executor,
 int64_t launchThreads() {
   static const int64_t threads = [] {
     int64_t n = omp_get_max_threads();
-    if (const char *env = std::getenv("TILEJIT_NUM_THREADS"))
-      if (int64_t cap = std::atoi(env); cap > 0)
-        n = std::min(n, cap);
+    if (unsigned cap = jit::Options::process().numThreads())
+      n = std::min<int64_t>(n, cap);
     return std::max<int64_t>(n, 1);
   }();
   return threads;
