@@ -18,6 +18,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -151,7 +152,7 @@ struct Compiler::Impl {
   /// The disk tier (off unless the environment allows it).
   DiskCache disk;
   std::atomic<uint64_t> diskHits{0};
-  /// Warnings about the disk tier, each printed once per process.
+  /// Warnings about the disk tier and dumps, each printed once per process.
   std::mutex warnMutex;
   std::set<std::string> warned;
   void warnOnce(const std::string &message) {
@@ -170,10 +171,24 @@ struct Compiler::Impl {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' &&
           c != '-' && c != '_' && c != '=' && c != ',')
         c = '_';
+    // A missing TILEJIT_DUMP_DIR is made. A dump that cannot be written is
+    // reported (once per reason) and the compile goes on: dumps are a view
+    // of the compile, not part of it.
     std::error_code ec;
-    std::filesystem::create_directories(dumpDir, ec); // a missing TILEJIT_DUMP_DIR is made
-    std::ofstream out(dumpDir + "/" + name + stageSuffix(stage));
-    out << text;
+    std::filesystem::create_directories(dumpDir, ec);
+    std::string path = dumpDir + "/" + name + stageSuffix(stage);
+    if (!ec) {
+      llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+      if (!ec) {
+        out << text;
+        out.close();
+        ec = out.error();
+        out.clear_error();
+      }
+    }
+    if (ec)
+      warnOnce("cannot write stage dumps into TILEJIT_DUMP_DIR '" + dumpDir + "': " +
+               ec.message());
   }
 
   /// Runs the pipeline. With `stopAt` set, returns that stage's text in
