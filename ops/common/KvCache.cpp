@@ -157,7 +157,10 @@ public:
         if (matches(it->second))
           return &it->second.key; // nodes are never erased
     }
-    auto made = jit::Compiler::instance().makeKey(source, kernel, spec);
+    auto compiler = jit::Compiler::instance(jit::TargetLevel::Host);
+    if (!compiler)
+      return compiler.takeError();
+    auto made = compiler->makeKey(source, kernel, spec);
     if (!made)
       return made.takeError();
     std::unique_lock lock(mutex_);
@@ -183,6 +186,15 @@ private:
 
 } // namespace
 
+Status hostCompiler(jit::Compiler *&compiler) {
+  auto c = jit::Compiler::instance(jit::TargetLevel::Host);
+  if (!c)
+    return Status::error(runtime::status::InnerFindKernel, "no compiler for this host: ",
+                         llvm::toString(c.takeError()));
+  compiler = &*c;
+  return Status::ok();
+}
+
 Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out,
@@ -193,6 +205,7 @@ Status getKernel(const jit::KernelSource &source, const std::string &kernel,
     return Status::error(
         runtime::status::InnerFindKernel, "kernel ", kernel, " of ",
         source.name(), " has no tiling key: ", llvm::toString(key.takeError()));
+  // A key was made, so the host's compiler exists.
   auto ref = jit::Compiler::instance().get(**key, source);
   if (!ref)
     return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
