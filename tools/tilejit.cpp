@@ -1,17 +1,21 @@
-//===- tilejit.cpp - The tilejit command line
-//------------------------------===//
+//===- tilejit.cpp - The tilejit command line -----------------------------===//
 //
 // tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
 // tilejit dump [NAME] [--stage STAGE]
 // tilejit cache stats [--json] | cache ls [--json] | cache clear | cache prune
 // tilejit warm MANIFEST [--threads N]; tilejit demo --record MANIFEST
 // tilejit demo [--json]
+// tilejit --version
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
+#include "jit/KernelJIT.h"
 #include "ops/Embedded.h"
 #include "ops/Workloads.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -26,6 +30,9 @@
 #include <ctime>
 #include <iostream>
 
+#include "BuildInfo.h"           // generated: the git commit
+#include "CompilerFingerprint.h" // generated: a hash of the compiler's sources
+
 using namespace tilejit;
 
 namespace {
@@ -33,6 +40,28 @@ namespace {
 int fail(const std::string &msg) {
   std::cerr << "tilejit: error: " << msg << "\n";
   return 1;
+}
+
+/// `tilejit --version`: the build and the target the JIT compiles for.
+std::string versionText() {
+  std::string out = fmt::format("tilejit {}\ncommit       {}\nfingerprint  {}\nLLVM         {}\n",
+                                TILEJIT_VERSION, TILEJIT_GIT_COMMIT,
+                                TILEJIT_COMPILER_FINGERPRINT, LLVM_VERSION_STRING);
+  auto target = jit::chooseTarget(jit::TargetLevel::Host);
+  if (!target)
+    return out + "target       unavailable: " + llvm::toString(target.takeError());
+  const codegen::TargetInfo &info = target->info;
+  std::vector<llvm::StringRef> features;
+  llvm::SmallVector<llvm::StringRef, 64> all;
+  llvm::StringRef(info.features).split(all, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef f : all)
+    if (f.consume_front("+"))
+      features.push_back(f);
+  out += fmt::format("target       {} ({}-bit vectors)\ntriple       {}\ncpu          {}\n"
+                     "l1d bytes    {}\nfeatures     {}",
+                     target->levelName, info.vectorBits, info.triple, info.cpu,
+                     info.l1dBytes, fmt::join(features, " "));
+  return out;
 }
 
 const std::vector<std::string> kStages = {"ast",  "tile",     "tile-opt",
@@ -292,6 +321,8 @@ int main(int argc, char **argv) {
   CLI::App app{"tilejit: Ascend attention operators on x86-64, JIT-compiled "
                "from a tile DSL"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::function<std::string()>(versionText),
+                       "print the version, the commit, LLVM's version and the target, then exit");
 
   std::string file, kernel, emit, target;
   std::vector<std::string> sets;
