@@ -7,6 +7,10 @@
 // tilejit demo [--json]
 // tilejit --version
 //
+// With --json, stdout holds one JSON document whether the command succeeds
+// or not: a failure prints {"error": {"message": ..., "status": N}} there,
+// N being the (nonzero) exit status. Warnings stay text on stderr.
+//
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
@@ -37,8 +41,28 @@ using namespace tilejit;
 
 namespace {
 
-int fail(const std::string &msg) {
+/// Set when the command line asks for --json: errors are JSON on stdout.
+bool jsonErrors = false;
+
+/// Reports a failure and returns the exit status `status`.
+int fail(std::string msg, int status = 1) {
+  if (jsonErrors) {
+    while (!msg.empty() && msg.back() == '\n')
+      msg.pop_back();
+    nlohmann::json out = {{"error", {{"message", msg}, {"status", status}}}};
+    std::cout << out.dump(2) << "\n";
+    return status;
+  }
   std::cerr << "tilejit: error: " << msg << "\n";
+  return status;
+}
+
+/// A failure whose text is already rendered (DSL diagnostics:
+/// file:line:col: error: ..., with their source lines).
+int failRendered(const std::string &text) {
+  if (jsonErrors)
+    return fail(text);
+  std::cerr << text;
   return 1;
 }
 
@@ -131,18 +155,14 @@ int compileCommand(const std::string &file, const std::string &kernel,
     return fail(llvm::toString(compiler.takeError()));
   if (!emit.empty()) {
     auto text = compiler->emit(*source, kernel, spec, stageOf(emit));
-    if (!text) {
-      std::cerr << llvm::toString(text.takeError());
-      return 1;
-    }
+    if (!text)
+      return failRendered(llvm::toString(text.takeError()));
     std::cout << *text;
     return 0;
   }
   auto k = compiler->get(*source, kernel, spec);
-  if (!k) {
-    std::cerr << llvm::toString(k.takeError());
-    return 1;
-  }
+  if (!k)
+    return failRendered(llvm::toString(k.takeError()));
   const jit::StageTimes &t = k->kernel->times();
   if (json) {
     nlohmann::json out = {
@@ -188,10 +208,8 @@ int dumpCommand(const std::string &name, const std::string &stage,
       return fail(llvm::toString(compiler.takeError()));
     auto text = compiler->emit(ops::embeddedKernel(k.sourcePath), k.kernel,
                                k.spec, stageOf(stage));
-    if (!text) {
-      std::cerr << llvm::toString(text.takeError());
-      return 1;
-    }
+    if (!text)
+      return failRendered(llvm::toString(text.takeError()));
     std::cout << *text;
     return 0;
   }
@@ -378,7 +396,17 @@ int main(int argc, char **argv) {
   warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
   warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
 
-  CLI11_PARSE(app, argc, argv);
+  // Known before parsing, so that a command-line error is JSON too.
+  for (int i = 1; i < argc; ++i)
+    jsonErrors |= llvm::StringRef(argv[i]) == "--json";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // --help and --version are "errors" with exit status 0.
+    if (!jsonErrors || e.get_exit_code() == 0)
+      return app.exit(e);
+    return fail(e.what(), e.get_exit_code());
+  }
 
   // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an
   // abort.
