@@ -14,9 +14,11 @@
 #include "dsl/ir/Printer.h"
 #include "jit/DiskCache.h"
 #include "jit/KernelJIT.h"
+#include "jit/Options.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -99,37 +101,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-unsigned parseDumpStages(const char *env) {
-  if (!env)
-    return 0;
-  std::string s = env;
-  unsigned mask = 0;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string item = s.substr(
-        pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (item == "all")
-      mask |= 63;
-    else if (item == "ast")
-      mask |= static_cast<unsigned>(DumpStage::Ast);
-    else if (item == "tile")
-      mask |= static_cast<unsigned>(DumpStage::Tile);
-    else if (item == "tile-opt")
-      mask |= static_cast<unsigned>(DumpStage::TileOpt);
-    else if (item == "llvm")
-      mask |= static_cast<unsigned>(DumpStage::Llvm);
-    else if (item == "llvm-opt" || item == "opt")
-      mask |= static_cast<unsigned>(DumpStage::LlvmOpt);
-    else if (item == "asm")
-      mask |= static_cast<unsigned>(DumpStage::Asm);
-    if (comma == std::string::npos)
-      break;
-    pos = comma + 1;
-  }
-  return mask;
 }
 
 const char *stageSuffix(DumpStage s) {
@@ -238,9 +209,8 @@ struct Compiler::Impl {
   std::unique_ptr<KernelJIT> jit;
   /// Set for `forEmission` compilers whose target the host cannot run.
   bool emitOnly = false;
-  unsigned dumpMask = parseDumpStages(std::getenv("TILEJIT_DUMP"));
-  std::string dumpDir =
-      std::getenv("TILEJIT_DUMP_DIR") ? std::getenv("TILEJIT_DUMP_DIR") : ".";
+  unsigned dumpMask = Options::process().dumpMask();
+  std::string dumpDir = Options::process().dumpDir();
 
   static constexpr unsigned kShards = 16;
   struct Shard {
@@ -275,7 +245,7 @@ struct Compiler::Impl {
   /// The disk tier (off unless the environment allows it).
   DiskCache disk;
   std::atomic<uint64_t> diskHits{0};
-  /// Warnings about the disk tier, each printed once per process.
+  /// Warnings about the disk tier and dumps, each printed once per process.
   std::mutex warnMutex;
   std::set<std::string> warned;
   void warnOnce(const std::string &message) {
@@ -294,10 +264,24 @@ struct Compiler::Impl {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' &&
           c != '-' && c != '_' && c != '=' && c != ',')
         c = '_';
+    // A missing TILEJIT_DUMP_DIR is made. A dump that cannot be written is
+    // reported (once per reason) and the compile goes on: dumps are a view
+    // of the compile, not part of it.
     std::error_code ec;
-    std::filesystem::create_directories(dumpDir, ec); // a missing TILEJIT_DUMP_DIR is made
-    std::ofstream out(dumpDir + "/" + name + stageSuffix(stage));
-    out << text;
+    std::filesystem::create_directories(dumpDir, ec);
+    std::string path = dumpDir + "/" + name + stageSuffix(stage);
+    if (!ec) {
+      llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+      if (!ec) {
+        out << text;
+        out.close();
+        ec = out.error();
+        out.clear_error();
+      }
+    }
+    if (ec)
+      warnOnce("cannot write stage dumps into TILEJIT_DUMP_DIR '" + dumpDir + "': " +
+               ec.message());
   }
 
   /// Runs the pipeline. With `stopAt` set, returns that stage's text in

@@ -1,6 +1,7 @@
 //===- DiskCache.cpp - The disk tier of the kernel cache ------------------===//
 #include "jit/DiskCache.h"
 
+#include "jit/Options.h"
 #include "jit/TilingKey.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -180,35 +181,28 @@ DiskCache::DiskCache(std::string dir, Mode mode, uint64_t maxBytes)
     : dir_(std::move(dir)), mode_(mode), maxBytes_(maxBytes) {}
 
 DiskCache DiskCache::fromEnvironment(std::string &warning) {
+  return fromOptions(Options::process(), warning);
+}
+
+DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
   DiskCache c;
-  const char *m = std::getenv("TILEJIT_CACHE");
-  std::string mode = m ? m : "readwrite";
-  if (mode == "off")
+  // A bad TILEJIT_CACHE was reported by the options and reads as off.
+  const Mode mode = options.cacheMode();
+  if (mode == Mode::Off)
     return c;
-  if (mode != "read" && mode != "readwrite") {
-    warning = "TILEJIT_CACHE must be off, read or readwrite, not '" + mode +
-              "'; the disk cache is off";
-    return c;
-  }
-  std::string dir;
-  if (const char *d = std::getenv("TILEJIT_CACHE_DIR"); d && *d)
-    dir = d;
-  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    dir = std::string(x) + "/tilejit";
-  else if (const char *h = std::getenv("HOME"); h && *h)
-    dir = std::string(h) + "/.cache/tilejit";
-  else {
+  const std::string &dir = options.cacheDir();
+  if (dir.empty()) {
     warning = "no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off";
     return c;
   }
-  if (mode == "readwrite" && !makeDirs(dir)) {
+  if (mode == Mode::ReadWrite && !makeDirs(dir)) {
     warning = "cannot create the cache directory " + dir + " (" + std::strerror(errno) +
               "); the disk cache is off";
     return c;
   }
   struct stat st;
   if (::lstat(dir.c_str(), &st) != 0) {
-    if (mode == "read")
+    if (mode == Mode::Read)
       return c; // nothing to read
     warning = "cannot stat the cache directory " + dir + "; the disk cache is off";
     return c;
@@ -223,16 +217,8 @@ DiskCache DiskCache::fromEnvironment(std::string &warning) {
     return c;
   }
   c.dir_ = dir;
-  c.mode_ = mode == "read" ? Mode::Read : Mode::ReadWrite;
-  if (const char *mb = std::getenv("TILEJIT_CACHE_MAX_BYTES"); mb && *mb) {
-    char *endp = nullptr;
-    unsigned long long v = std::strtoull(mb, &endp, 10);
-    if (endp && *endp == '\0' && v > 0)
-      c.maxBytes_ = v;
-    else
-      warning = std::string("TILEJIT_CACHE_MAX_BYTES must be a positive number of bytes, not '") +
-                mb + "'; using 1 GiB";
-  }
+  c.mode_ = mode;
+  c.maxBytes_ = options.cacheMaxBytes();
   return c;
 }
 

@@ -21,9 +21,9 @@
 /// entry. The directory is bounded (TILEJIT_CACHE_MAX_BYTES, default 1 GiB):
 /// least recently used entries go first (a hit refreshes an entry's mtime).
 ///
-/// Environment: TILEJIT_CACHE=off|read|readwrite (default readwrite),
-/// TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit, else
-/// ~/.cache/tilejit), TILEJIT_CACHE_MAX_BYTES.
+/// Options (jit/Options.h, docs/options.md): TILEJIT_CACHE=off|read|readwrite
+/// (default readwrite), TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit,
+/// else ~/.cache/tilejit), TILEJIT_CACHE_MAX_BYTES.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_DISKCACHE_H
@@ -36,6 +36,7 @@
 
 namespace tilejit::jit {
 
+class Options;
 class TilingKey;
 
 /// What an entry holds besides its key.
@@ -59,9 +60,11 @@ class DiskCache {
 public:
   enum class Mode { Off, Read, ReadWrite };
 
-  /// The disk tier the environment asks for; Off (with `warning` set) when
-  /// the directory cannot be created or is not safe to load from.
+  /// The disk tier the process's options ask for; Off (with `warning` set)
+  /// when the directory cannot be created or is not safe to load from.
   static DiskCache fromEnvironment(std::string &warning);
+  /// The same for `options` (tests inject theirs).
+  static DiskCache fromOptions(const Options &options, std::string &warning);
   /// A disk tier in `dir` (tests).
   DiskCache(std::string dir, Mode mode, uint64_t maxBytes);
   DiskCache() = default;

@@ -1,6 +1,7 @@
 //===- KernelJIT.cpp - One ORC LLJIT per target level ---------------------===//
 #include "jit/KernelJIT.h"
 #include "jit/HostCaches.h"
+#include "jit/Options.h"
 #include "jit/Runtime.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -13,7 +14,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
-#include <cstdlib>
 #include <cstdio>
 #include <mutex>
 #if defined(__linux__)
@@ -97,19 +97,13 @@ bool Compiler::hostSupports(TargetLevel level) {
 
 llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   initializeLLVM();
+  const Options &options = Options::process();
   if (level == TargetLevel::Host) {
-    const char *env = std::getenv("TILEJIT_TARGET");
-    std::string want = env ? env : "";
-    if (want == "avx2")
-      level = TargetLevel::Avx2;
-    else if (want == "avx512")
-      level = TargetLevel::Avx512;
-    else if (!want.empty() && want != "host")
-      return llvm::createStringError(
-          "TILEJIT_TARGET must be avx2, avx512 or host, "
-          "not '" +
-          want + "'");
-    else
+    auto wanted = options.target();
+    if (!wanted)
+      return wanted.takeError();
+    level = *wanted;
+    if (level == TargetLevel::Host)
       level = Compiler::hostSupports(TargetLevel::Avx512) ? TargetLevel::Avx512
                                                           : TargetLevel::Avx2;
   }
@@ -173,17 +167,13 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   // Code that runs here is tuned to this host's L1; code only emitted (for
   // a target this host cannot run) assumes nothing of it. TILEJIT_L1D_BYTES
   // overrides either (0: assume nothing).
-  if (const char *l1 = std::getenv("TILEJIT_L1D_BYTES")) {
-    char *end = nullptr;
-    unsigned long n = std::strtoul(l1, &end, 10);
-    if (*l1 == '\0' || *end != '\0' || n > (1ul << 30))
-      return llvm::createStringError(
-          std::string("TILEJIT_L1D_BYTES must be a byte count, not '") + l1 +
-          "'");
-    t.info.l1dBytes = static_cast<unsigned>(n);
-  } else if (runnable) {
+  auto l1 = options.l1dBytes();
+  if (!l1)
+    return l1.takeError();
+  if (*l1)
+    t.info.l1dBytes = static_cast<unsigned>(**l1);
+  else if (runnable)
     t.info.l1dBytes = static_cast<unsigned>(hostCacheBytes(1));
-  }
   return t;
 }
 
@@ -254,11 +244,7 @@ namespace {
 /// address, size and a name carrying the tiling key.
 void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
                         const std::string &label, const void *program, const void *grid) {
-  static const bool enabled = [] {
-    const char *env = std::getenv("TILEJIT_PERF_MAP");
-    return env && *env && std::string(env) != "0";
-  }();
-  if (!enabled)
+  if (!Options::process().perfMap())
     return;
   auto obj = llvm::object::ObjectFile::createObjectFile(
       llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), stem));

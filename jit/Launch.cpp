@@ -9,6 +9,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "jit/Options.h"
 
 #include <omp.h>
 
@@ -37,12 +38,9 @@ struct Scratch {
 
 thread_local Scratch threadScratch;
 
+/// TILEJIT_NUM_THREADS, read once per process; 0 for no cap.
 int threadCap() {
-  static const int cap = [] {
-    const char *env = std::getenv("TILEJIT_NUM_THREADS");
-    int n = env ? std::atoi(env) : 0;
-    return n > 0 ? n : 0;
-  }();
+  static const int cap = static_cast<int>(Options::process().numThreads());
   return cap;
 }
 

@@ -1,17 +1,25 @@
-//===- tilejit.cpp - The tilejit command line
-//------------------------------===//
+//===- tilejit.cpp - The tilejit command line -----------------------------===//
 //
 // tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
 // tilejit dump [NAME] [--stage STAGE]
 // tilejit cache stats [--json] | cache ls [--json] | cache clear | cache prune
 // tilejit warm MANIFEST [--threads N]; tilejit demo --record MANIFEST
 // tilejit demo [--json]
+// tilejit --version
+//
+// With --json, stdout holds one JSON document whether the command succeeds
+// or not: a failure prints {"error": {"message": ..., "status": N}} there,
+// N being the (nonzero) exit status. Warnings stay text on stderr.
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
+#include "jit/KernelJIT.h"
 #include "ops/Embedded.h"
 #include "ops/Workloads.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -27,13 +35,58 @@
 #include <ctime>
 #include <iostream>
 
+#include "BuildInfo.h"           // generated: the git commit
+#include "CompilerFingerprint.h" // generated: a hash of the compiler's sources
+
 using namespace tilejit;
 
 namespace {
 
-int fail(const std::string &msg) {
+/// Set when the command line asks for --json: errors are JSON on stdout.
+bool jsonErrors = false;
+
+/// Reports a failure and returns the exit status `status`.
+int fail(std::string msg, int status = 1) {
+  if (jsonErrors) {
+    while (!msg.empty() && msg.back() == '\n')
+      msg.pop_back();
+    nlohmann::json out = {{"error", {{"message", msg}, {"status", status}}}};
+    std::cout << out.dump(2) << "\n";
+    return status;
+  }
   std::cerr << "tilejit: error: " << msg << "\n";
+  return status;
+}
+
+/// A failure whose text is already rendered (DSL diagnostics:
+/// file:line:col: error: ..., with their source lines).
+int failRendered(const std::string &text) {
+  if (jsonErrors)
+    return fail(text);
+  std::cerr << text;
   return 1;
+}
+
+/// `tilejit --version`: the build and the target the JIT compiles for.
+std::string versionText() {
+  std::string out = fmt::format("tilejit {}\ncommit       {}\nfingerprint  {}\nLLVM         {}\n",
+                                TILEJIT_VERSION, TILEJIT_GIT_COMMIT,
+                                TILEJIT_COMPILER_FINGERPRINT, LLVM_VERSION_STRING);
+  auto target = jit::chooseTarget(jit::TargetLevel::Host);
+  if (!target)
+    return out + "target       unavailable: " + llvm::toString(target.takeError());
+  const codegen::TargetInfo &info = target->info;
+  std::vector<llvm::StringRef> features;
+  llvm::SmallVector<llvm::StringRef, 64> all;
+  llvm::StringRef(info.features).split(all, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef f : all)
+    if (f.consume_front("+"))
+      features.push_back(f);
+  out += fmt::format("target       {} ({}-bit vectors)\ntriple       {}\ncpu          {}\n"
+                     "l1d bytes    {}\nfeatures     {}",
+                     target->levelName, info.vectorBits, info.triple, info.cpu,
+                     info.l1dBytes, fmt::join(features, " "));
+  return out;
 }
 
 const std::vector<std::string> kStages = {"ast",  "tile",     "tile-opt",
@@ -103,18 +156,14 @@ int compileCommand(const std::string &file, const std::string &kernel,
     return fail(llvm::toString(compiler.takeError()));
   if (!emit.empty()) {
     auto text = compiler->emit(*source, kernel, spec, stageOf(emit));
-    if (!text) {
-      std::cerr << llvm::toString(text.takeError());
-      return 1;
-    }
+    if (!text)
+      return failRendered(llvm::toString(text.takeError()));
     std::cout << *text;
     return 0;
   }
   auto k = compiler->get(*source, kernel, spec);
-  if (!k) {
-    std::cerr << llvm::toString(k.takeError());
-    return 1;
-  }
+  if (!k)
+    return failRendered(llvm::toString(k.takeError()));
   const jit::StageTimes &t = k->kernel->times();
   if (json) {
     nlohmann::json out = {
@@ -160,10 +209,8 @@ int dumpCommand(const std::string &name, const std::string &stage,
       return fail(llvm::toString(compiler.takeError()));
     auto text = compiler->emit(ops::embeddedKernel(k.sourcePath), k.kernel,
                                k.spec, stageOf(stage));
-    if (!text) {
-      std::cerr << llvm::toString(text.takeError());
-      return 1;
-    }
+    if (!text)
+      return failRendered(llvm::toString(text.takeError()));
     std::cout << *text;
     return 0;
   }
@@ -298,6 +345,8 @@ int main(int argc, char **argv) {
   CLI::App app{"tilejit: Ascend attention operators on x86-64, JIT-compiled "
                "from a tile DSL"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::function<std::string()>(versionText),
+                       "print the version, the commit, LLVM's version and the target, then exit");
 
   std::string file, kernel, emit, target;
   std::vector<std::string> sets;
@@ -353,7 +402,17 @@ int main(int argc, char **argv) {
   warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
   warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
 
-  CLI11_PARSE(app, argc, argv);
+  // Known before parsing, so that a command-line error is JSON too.
+  for (int i = 1; i < argc; ++i)
+    jsonErrors |= llvm::StringRef(argv[i]) == "--json";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // --help and --version are "errors" with exit status 0.
+    if (!jsonErrors || e.get_exit_code() == 0)
+      return app.exit(e);
+    return fail(e.what(), e.get_exit_code());
+  }
 
   // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an
   // abort.

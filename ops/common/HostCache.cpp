@@ -2,23 +2,19 @@
 #include "ops/common/HostCache.h"
 
 #include "jit/HostCaches.h"
-
-#include <cerrno>
-#include <cstdlib>
+#include "jit/Options.h"
 
 namespace tilejit::ops {
 
 runtime::Status lastLevelCacheBytes(int64_t &bytes) {
-  // Read on every call (a getenv, against the microseconds of a call), so
-  // that a test may set it between calls.
-  if (const char *e = std::getenv("TILEJIT_LLC_BYTES")) {
-    char *end = nullptr;
-    errno = 0;
-    const long long n = std::strtoll(e, &end, 10);
-    if (*e == '\0' || *end != '\0' || errno != 0 || n < 0)
-      return runtime::Status::error(runtime::status::RuntimeError,
-                                    "TILEJIT_LLC_BYTES must be a byte count, not '", e, "'");
-    bytes = n;
+  // The process's options are asked on every call, so that a test may
+  // override TILEJIT_LLC_BYTES between calls (jit::ScopedOptionOverride).
+  auto llc = jit::Options::process().llcBytes();
+  if (!llc)
+    return runtime::Status::error(runtime::status::RuntimeError,
+                                  llvm::toString(llc.takeError()));
+  if (*llc) {
+    bytes = static_cast<int64_t>(**llc);
     return {};
   }
   static const int64_t detected = jit::hostLastLevelCacheBytes();

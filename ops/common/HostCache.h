@@ -21,7 +21,7 @@ namespace tilejit::ops {
 /// The host's last-level cache in bytes: TILEJIT_LLC_BYTES where set (a
 /// byte count; 0 takes every working set as streamed from memory), else
 /// jit::hostLastLevelCacheBytes (0 where unknown). An ill-formed
-/// TILEJIT_LLC_BYTES is a runtime error naming it.
+/// TILEJIT_LLC_BYTES is a runtime error naming it, its value and the rule.
 runtime::Status lastLevelCacheBytes(int64_t &bytes);
 
 } // namespace tilejit::ops

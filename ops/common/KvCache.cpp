@@ -1,11 +1,12 @@
 //===- KvCache.cpp - What the paged KV-cache operators share --------------===//
 #include "ops/common/KvCache.h"
 
+#include "jit/Options.h"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <cassert>
-#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -179,7 +180,10 @@ public:
         if (matches(it->second))
           return &it->second.key; // nodes are never erased
     }
-    auto made = jit::Compiler::instance().makeKey(source, kernel, spec);
+    auto compiler = jit::Compiler::instance(jit::TargetLevel::Host);
+    if (!compiler)
+      return compiler.takeError();
+    auto made = compiler->makeKey(source, kernel, spec);
     if (!made)
       return made.takeError();
     std::unique_lock lock(mutex_);
@@ -205,6 +209,15 @@ private:
 
 } // namespace
 
+Status hostCompiler(jit::Compiler *&compiler) {
+  auto c = jit::Compiler::instance(jit::TargetLevel::Host);
+  if (!c)
+    return Status::error(runtime::status::InnerFindKernel, "no compiler for this host: ",
+                         llvm::toString(c.takeError()));
+  compiler = &*c;
+  return Status::ok();
+}
+
 Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out,
@@ -215,6 +228,7 @@ Status getKernel(const jit::KernelSource &source, const std::string &kernel,
     return Status::error(
         runtime::status::InnerFindKernel, "kernel ", kernel, " of ",
         source.name(), " has no tiling key: ", llvm::toString(key.takeError()));
+  // A key was made, so the host's compiler exists.
   auto ref = jit::Compiler::instance().get(**key, source);
   if (!ref)
     return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
@@ -245,9 +259,8 @@ void setKernelLaunch(runtime::Executor &executor,
 int64_t launchThreads() {
   static const int64_t threads = [] {
     int64_t n = omp_get_max_threads();
-    if (const char *env = std::getenv("TILEJIT_NUM_THREADS"))
-      if (int64_t cap = std::atoi(env); cap > 0)
-        n = std::min(n, cap);
+    if (unsigned cap = jit::Options::process().numThreads())
+      n = std::min<int64_t>(n, cap);
     return std::max<int64_t>(n, 1);
   }();
   return threads;

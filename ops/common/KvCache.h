@@ -78,6 +78,11 @@ struct FlatView {
 std::optional<FlatView> collapse(const runtime::TensorView &view,
                                  const std::vector<int> &groups);
 
+/// The process's compiler for the host, or 561003 saying why there is none
+/// (a bad TILEJIT_TARGET or TILEJIT_L1D_BYTES, a CPU without AVX2): an
+/// operator reports it rather than abort its caller.
+runtime::Status hostCompiler(jit::Compiler *&compiler);
+
 /// A compiled kernel for an operator, or 561003 naming the kernel and the
 /// compiler's message. `use`, if given, receives its key and compile time.
 runtime::Status getKernel(const jit::KernelSource &source,

@@ -449,8 +449,10 @@ Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreG
     return s;
   if (pl->p.empty)
     return Status::ok();
-  pl->bf16Products = pl->p.dtype == DataType::BFloat16 &&
-                     jit::Compiler::instance().hasFastBf16Products();
+  jit::Compiler *compiler = nullptr;
+  if (Status s = hostCompiler(compiler); !s)
+    return s;
+  pl->bf16Products = pl->p.dtype == DataType::BFloat16 && compiler->hasFastBf16Products();
   plan(*pl);
   if (Status s = getKernels(*pl, executor); !s)
     return s;

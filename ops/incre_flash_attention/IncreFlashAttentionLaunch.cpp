@@ -221,8 +221,11 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   int64_t llc = 0;
   if (Status s = lastLevelCacheBytes(llc); !s)
     return s;
+  jit::Compiler *compiler = nullptr;
+  if (Status s = hostCompiler(compiler); !s)
+    return s;
   if (q.dtype == DataType::BFloat16 && g.kvDtype == DataType::BFloat16 &&
-      jit::Compiler::instance().hasBf16Dot()) {
+      compiler->hasBf16Dot()) {
     sp.push_back({"BFDOT", "true"});
     int64_t rows = g.paged ? g.numBlocks * g.blockSize : 0;
     for (int64_t sb : g.sOf)

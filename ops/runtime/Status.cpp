@@ -2,10 +2,16 @@
 //
 // Two buffers per thread: `pending` collects the latest error, `taken` keeps
 // the text handed out by the last take alive, so the pointer a C caller got
-// from aclGetRecentErrMsg stays valid while later calls fail.
+// from aclGetRecentErrMsg stays valid while later calls fail. With
+// ASCEND_SLOG_PRINT_TO_STDOUT=1 (and ASCEND_GLOBAL_LOG_LEVEL at most 3) each
+// message is printed on stderr as it is recorded.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/runtime/Status.h"
+
+#include "jit/Options.h"
+
+#include <cstdio>
 
 namespace tilejit::runtime {
 
@@ -19,6 +25,12 @@ thread_local RecentError recentError;
 } // namespace
 
 void setRecentErrorMessage(std::string message) {
+  // Programs that never call aclGetRecentErrMsg (the upstream examples do
+  // not) still show why a call failed, with CANN's switch to print logs.
+  if (jit::Options::process().printsAclErrors()) {
+    std::string line = "[ERROR] tilejit: " + message + "\n";
+    std::fputs(line.c_str(), stderr);
+  }
   recentError.pending = std::move(message);
   recentError.hasPending = true;
 }

@@ -82,7 +82,8 @@ inline Status requireNonNull(std::initializer_list<RequiredArg> required) {
   return Status::ok();
 }
 
-/// Records `message` as the calling thread's recent error message.
+/// Records `message` as the calling thread's recent error message, and
+/// prints it on stderr where the options ask for it (printsAclErrors).
 void setRecentErrorMessage(std::string message);
 /// Records a failed status as "<context>: <message>" (nothing for success)
 /// and returns its code.

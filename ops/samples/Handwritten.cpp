@@ -1,8 +1,8 @@
 //===- Handwritten.cpp - Run-time dispatch of the hand-written twins ------===//
 #include "ops/samples/Samples.h"
 
-#include <cstdlib>
-#include <string>
+#include "jit/Compiler.h"
+#include "jit/Options.h"
 
 namespace tilejit::ops {
 
@@ -22,13 +22,18 @@ TILEJIT_DECLARE_TWINS(avx512)
 namespace {
 /// AVX-512 when the CPU has it, unless TILEJIT_TARGET=avx2 narrows the
 /// generated code too (so the two are compared at the same width).
+/// A bad TILEJIT_TARGET is the compiler's error to report; the twins then
+/// take the host's width.
 bool useAvx512() {
-  static const bool yes = !(std::getenv("TILEJIT_TARGET") &&
-                            std::string(std::getenv("TILEJIT_TARGET")) == "avx2") &&
-                          __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512dq");
+  static const bool yes = [] {
+    auto target = jit::Options::process().target();
+    bool narrowed = target && *target == jit::TargetLevel::Avx2;
+    if (!target)
+      llvm::consumeError(target.takeError());
+    return !narrowed && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+  }();
   return yes;
 }
 } // namespace

@@ -12,6 +12,7 @@
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+#include "jit/Options.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/aclnn/OpArgs.h"
 #include "ops/runtime/DataType.h"
@@ -211,6 +212,34 @@ TEST(AclRuntime, CreateTensorRejectsBadInputWithAMessage) {
   EXPECT_NE(recentError().find("at most 8"), std::string::npos);
   // Reading cleared it.
   EXPECT_EQ(aclGetRecentErrMsg(), nullptr);
+}
+
+// CANN's switch to print logs prints every recorded message on stderr too
+// (for programs that never call aclGetRecentErrMsg); log level 4 silences
+// it, and without it nothing is printed. The options are overridden in
+// this process only; its environment is not touched.
+TEST(AclRuntime, ErrorsPrintOnStderrWithCannsSwitch) {
+  auto failingCalls = [] {
+    testing::internal::CaptureStderr();
+    std::vector<uint8_t> bytes(100);
+    EXPECT_EQ(aclrtMemcpy(bytes.data(), 50, bytes.data() + 50, 100, ACL_MEMCPY_HOST_TO_HOST),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclnnGatherPaKvCache(nullptr, 0, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+    return testing::internal::GetCapturedStderr();
+  };
+  EXPECT_EQ(failingCalls(), "");
+  (void)recentError();
+  {
+    jit::ScopedOptionOverride print("ASCEND_SLOG_PRINT_TO_STDOUT", "1");
+    EXPECT_EQ(failingCalls(),
+              "[ERROR] tilejit: aclrtMemcpy: count (100) must not exceed destMax (50)\n"
+              "[ERROR] tilejit: aclnnGatherPaKvCache: executor must not be null\n");
+    // Still recorded for aclGetRecentErrMsg.
+    EXPECT_EQ(recentError(), "aclnnGatherPaKvCache: executor must not be null");
+    jit::ScopedOptionOverride quiet("ASCEND_GLOBAL_LOG_LEVEL", "4");
+    EXPECT_EQ(failingCalls(), "");
+  }
+  (void)recentError();
 }
 
 TEST(AclRuntime, IntArraysAndTensorLists) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
+#include "jit/Options.h"
 
 #include <gtest/gtest.h>
 
@@ -194,13 +195,19 @@ TEST(DiskCache, EntryFromAnotherTargetOrVersionIsAMiss) {
 TEST(DiskCache, UnsafeDirectoriesAndEntriesAreRefused) {
   TempDir dir;
   RestoreDisk restore;
-  ::setenv("TILEJIT_CACHE_DIR", dir.path.c_str(), 1);
-  ::unsetenv("TILEJIT_CACHE");
+  // The options come from an injected environment: nothing is set in this
+  // process's own.
+  auto options = [](jit::Options::Environment env) {
+    return jit::Options::parse(std::move(env));
+  };
   std::string warning;
-  EXPECT_EQ(DiskCache::fromEnvironment(warning).mode(), DiskCache::Mode::ReadWrite) << warning;
+  EXPECT_EQ(DiskCache::fromOptions(options({{"TILEJIT_CACHE_DIR", dir.path}}), warning).mode(),
+            DiskCache::Mode::ReadWrite)
+      << warning;
   ::chmod(dir.path.c_str(), 0770);
   warning.clear();
-  EXPECT_EQ(DiskCache::fromEnvironment(warning).mode(), DiskCache::Mode::Off);
+  EXPECT_EQ(DiskCache::fromOptions(options({{"TILEJIT_CACHE_DIR", dir.path}}), warning).mode(),
+            DiskCache::Mode::Off);
   EXPECT_NE(warning.find("writable by group or others"), std::string::npos) << warning;
   ::chmod(dir.path.c_str(), 0700);
 
@@ -214,18 +221,21 @@ TEST(DiskCache, UnsafeDirectoriesAndEntriesAreRefused) {
 
   // TILEJIT_CACHE=off: no directory is created, nothing is loaded.
   std::string fresh = dir.path + "/never";
-  ::setenv("TILEJIT_CACHE_DIR", fresh.c_str(), 1);
-  ::setenv("TILEJIT_CACHE", "off", 1);
   warning.clear();
-  EXPECT_EQ(DiskCache::fromEnvironment(warning).mode(), DiskCache::Mode::Off);
+  EXPECT_EQ(DiskCache::fromOptions(
+                options({{"TILEJIT_CACHE_DIR", fresh}, {"TILEJIT_CACHE", "off"}}), warning)
+                .mode(),
+            DiskCache::Mode::Off);
   struct stat st;
   EXPECT_NE(::stat(fresh.c_str(), &st), 0);
-  ::setenv("TILEJIT_CACHE", "sometimes", 1);
+  // A bad mode is the options' warning, and the disk tier stays off.
+  jit::Options bad = options({{"TILEJIT_CACHE_DIR", fresh}, {"TILEJIT_CACHE", "sometimes"}});
+  ASSERT_EQ(bad.warnings().size(), 1u);
+  EXPECT_NE(bad.warnings()[0].find("off, read or readwrite"), std::string::npos)
+      << bad.warnings()[0];
   warning.clear();
-  EXPECT_EQ(DiskCache::fromEnvironment(warning).mode(), DiskCache::Mode::Off);
-  EXPECT_NE(warning.find("off, read or readwrite"), std::string::npos) << warning;
-  ::setenv("TILEJIT_CACHE", "off", 1); // what the other tests run with
-  ::unsetenv("TILEJIT_CACHE_DIR");
+  EXPECT_EQ(DiskCache::fromOptions(bad, warning).mode(), DiskCache::Mode::Off);
+  EXPECT_NE(::stat(fresh.c_str(), &st), 0);
 }
 
 TEST(DiskCache, RacingPublishersLeaveOneValidEntry) {

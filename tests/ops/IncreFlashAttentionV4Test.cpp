@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "jit/Options.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 #include "ops/runtime/DataType.h"
 
@@ -827,25 +828,6 @@ constexpr int32_t kInvalid = runtime::status::ParamInvalid;
 
 namespace {
 
-/// Sets TILEJIT_LLC_BYTES for its lifetime, then restores what was there.
-class LlcOverride {
-public:
-  explicit LlcOverride(const char *value) {
-    if (const char *old = std::getenv("TILEJIT_LLC_BYTES"))
-      old_ = old;
-    setenv("TILEJIT_LLC_BYTES", value, 1);
-  }
-  ~LlcOverride() {
-    if (old_)
-      setenv("TILEJIT_LLC_BYTES", old_->c_str(), 1);
-    else
-      unsetenv("TILEJIT_LLC_BYTES");
-  }
-
-private:
-  std::optional<std::string> old_;
-};
-
 /// The specialisations of `kernel` requested while `run` ran (recorded
 /// requests are distinct, so a kernel compiled before counts only when it
 /// was first recorded: the cases below use shapes no other test does).
@@ -889,7 +871,8 @@ TEST(IncreFlashAttentionV4, Bf16FormsForCachedAndStreamedKv) {
       c.dtype = DataType::BFloat16;
       c.mask = c4;
       SCOPED_TRACE(std::string("TILEJIT_LLC_BYTES=") + llc + (c4 ? ", 4-D" : ", 3-D"));
-      LlcOverride o(llc);
+      // The process's options only: the environment is not touched.
+      jit::ScopedOptionOverride o("TILEJIT_LLC_BYTES", llc);
       const auto specs =
           requestsDuring(c4 ? "ifa_partial" : "ifa_rows", [&] { check(c); });
       if (!bfDot)
@@ -901,7 +884,7 @@ TEST(IncreFlashAttentionV4, Bf16FormsForCachedAndStreamedKv) {
 }
 
 TEST(IncreFlashAttentionV4Validation, IllFormedLlcOverride) {
-  LlcOverride o("32M");
+  jit::ScopedOptionOverride o("TILEJIT_LLC_BYTES", "32M");
   expectError(Case{}, [](Inputs &) {}, runtime::status::RuntimeError, "TILEJIT_LLC_BYTES");
 }
 

@@ -3,6 +3,7 @@
 #include "dsl/Frontend.h"
 #include "dsl/ir/Printer.h"
 #include "dsl/ir/Walk.h"
+#include "jit/Options.h"
 
 #include <gtest/gtest.h>
 
@@ -89,7 +90,7 @@ TEST(Frontend, PipelineFusesAndPlansSoftmax) {
   };
   scan(k.body());
   EXPECT_FALSE(stray) << ir::print(k);
-  if (getenv("TILEJIT_TEST_PRINT"))
+  if (jit::Options::process().testPrint())
     std::cout << ir::print(k);
   EXPECT_TRUE(k.buffersPlanned);
   EXPECT_GT(k.scratchBytes, 0);
