@@ -90,4 +90,61 @@ void BM_CacheHit(benchmark::State &state) {
 }
 BENCHMARK(BM_CacheHit)->Unit(benchmark::kNanosecond);
 
+/// The argument list of a one-program flash-attention launch (1 query row,
+/// 16 keys): small enough that the call is the fixed cost.
+struct TinyAttention {
+  std::vector<uint16_t> q = std::vector<uint16_t>(4 * 128), k = std::vector<uint16_t>(16 * 128),
+                        v = std::vector<uint16_t>(16 * 128), o = std::vector<uint16_t>(4 * 128);
+  rt::ArgPack pack() {
+    using rt::ElemType;
+    rt::ArgPack a;
+    a.tensor(ElemType::F16, q.data(), {1, 4, 1, 128}).named("q");
+    a.tensor(ElemType::F16, k.data(), {1, 1, 16, 128}).named("k");
+    a.tensor(ElemType::F16, v.data(), {1, 1, 16, 128}).named("v");
+    a.tensor(ElemType::F16, o.data(), {1, 4, 1, 128}).named("o");
+    a.f32(0.088f).named("scale");
+    return a;
+  }
+};
+
+/// The launch's argument check alone (count, kinds, dtypes, ranks, names,
+/// data): what a launch costs above running the grid.
+void BM_LaunchCheck(benchmark::State &state) {
+  jit::Compiler &c = jit::Compiler::instance();
+  const jit::KernelSource &src = ops::embeddedKernel("ops/samples/flash_attention.tile");
+  auto k = c.get(src, "attn", kAttention);
+  if (!k) {
+    state.SkipWithError(llvm::toString(k.takeError()).c_str());
+    return;
+  }
+  TinyAttention t;
+  rt::ArgPack args = t.pack();
+  for (auto _ : state)
+    if (llvm::Error err = k->kernel->check(args)) {
+      state.SkipWithError(llvm::toString(std::move(err)).c_str());
+      return;
+    }
+}
+BENCHMARK(BM_LaunchCheck)->Unit(benchmark::kNanosecond);
+
+/// An in-process hit, the argument list built and checked, and a
+/// one-program grid launched (axpby over 16 floats): the whole fixed cost of
+/// a call from the host.
+void BM_HitAndLaunch(benchmark::State &state) {
+  jit::Compiler &c = jit::Compiler::instance();
+  const jit::KernelSource &src = ops::embeddedKernel("ops/samples/elementwise.tile");
+  auto key = c.makeKey(src, "axpby", {{"T", "f32"}});
+  std::vector<float> x(16, 1.0f), y(16, 2.0f);
+  for (auto _ : state) {
+    auto k = c.get(*key, src);
+    rt::ArgPack args;
+    args.tensor(x.data(), {16}).tensor(y.data(), {16}).f32(0.5f).f32(0.5f);
+    if (!k || k->kernel->launch(args, 1)) {
+      state.SkipWithError("the launch failed");
+      return;
+    }
+  }
+}
+BENCHMARK(BM_HitAndLaunch)->Unit(benchmark::kNanosecond);
+
 } // namespace
