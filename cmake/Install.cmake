@@ -1,6 +1,7 @@
 # Installation: `cmake --install build --prefix P` gives
 #   P/bin/tilejit, P/lib/libtilejit.so, P/include/{acl,aclnn,aclnnop}/ (the
-#   aclnn-compatible C API), P/include/tilejit/{jit,ops}/ (the C++ API),
+#   aclnn-compatible C API), P/include/tilejit/tilejit.h and
+#   P/include/tilejit/jit/Runtime.h (the C++ API),
 #   P/lib/cmake/tilejit/ (find_package(tilejit) -> tilejit::tilejit) and
 #   P/lib/pkgconfig/tilejit.pc.
 include(GNUInstallDirs)
@@ -12,10 +13,10 @@ install(TARGETS tilejit EXPORT tilejitTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${CMAKE_INSTALL_INCLUDEDIR}/tilejit)
 install(DIRECTORY ${TILEJIT_SOURCE_ROOT}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
-install(FILES jit/Runtime.h jit/Compiler.h jit/TilingKey.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/jit)
-install(FILES ops/Workloads.h ops/Embedded.h ops/samples/Samples.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/ops)
+# The C++ API (include/tilejit/tilejit.h, installed with include/ above) and
+# the one plain header it builds on; the compiler's own headers, which name
+# LLVM types, stay inside.
+install(FILES jit/Runtime.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/jit)
 
 install(EXPORT tilejitTargets NAMESPACE tilejit::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)

@@ -1,0 +1,160 @@
+//===- tilejit/tilejit.h - The C++ API for your own kernels -----*- C++ -*-===//
+///
+/// \file
+/// Write a kernel in the tile DSL (docs/dsl.md), specialise it, launch it on
+/// host memory, read its stages: the public C++ API, exposing no LLVM type.
+/// Errors come back as values (`Result`, `Status`); nothing here throws or
+/// aborts the caller's process.
+///
+/// \code
+///   auto src = tilejit::Source::fromFile("scale.tile");
+///   if (!src) { std::cerr << src.error() << "\n"; return 1; }
+///   auto k = tilejit::compile(*src, "scale", {{"T", "f32"}});
+///   if (!k) { std::cerr << k.error() << "\n"; return 1; }
+///   tilejit::Args args;
+///   args.tensor(x.data(), {n}).tensor(y.data(), {n}).f32(2.0f);
+///   if (tilejit::Status s = k->launch(args); !s) std::cerr << s.message() << "\n";
+/// \endcode
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_TILEJIT_H
+#define TILEJIT_TILEJIT_H
+
+#include "jit/Runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilejit {
+
+namespace jit {
+class KernelSource;
+class CompiledKernel;
+} // namespace jit
+
+/// An argument list: one entry per kernel parameter, in declaration order
+/// (`tensor`, `i32`, `i64`, `f32`, `boolean`; `named` to have the launch
+/// check the parameter's name too).
+using Args = rt::ArgPack;
+using ElemType = rt::ElemType;
+using ParamSig = rt::ParamSig;
+
+/// Success, or a message saying what went wrong.
+class Status {
+public:
+  Status() = default;
+  static Status error(std::string message) { return Status(std::move(message)); }
+  explicit operator bool() const { return !failed_; }
+  const std::string &message() const { return message_; }
+
+private:
+  explicit Status(std::string message) : message_(std::move(message)), failed_(true) {}
+  std::string message_;
+  bool failed_ = false;
+};
+
+/// A value, or the message of the error that prevented it.
+template <class T> class Result {
+public:
+  Result(T value) : value_(std::move(value)) {}
+  Result(Status error) : error_(error.message()) {}
+  explicit operator bool() const { return value_.has_value(); }
+  T &operator*() { return *value_; }
+  const T &operator*() const { return *value_; }
+  T *operator->() { return &*value_; }
+  const T *operator->() const { return &*value_; }
+  /// The error's message (empty on success).
+  const std::string &error() const { return error_; }
+
+private:
+  std::optional<T> value_;
+  std::string error_;
+};
+
+/// A DSL source text and the name its diagnostics use.
+class Source {
+public:
+  /// A source held in memory (`name` appears in diagnostics).
+  static Source fromText(std::string name, std::string text);
+  /// A regular file of at most 16 MiB; anything else is an error naming the
+  /// path and the reason.
+  static Result<Source> fromFile(const std::string &path);
+
+  const std::string &name() const;
+  const std::string &text() const;
+
+private:
+  explicit Source(std::shared_ptr<const jit::KernelSource> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const jit::KernelSource> impl_;
+  friend struct Access;
+};
+
+/// Compile-time parameter values by name, as text: {"T", "f16"}, {"BN", "64"}.
+using Specialization = std::vector<std::pair<std::string, std::string>>;
+
+/// The stages of the pipeline whose text `emit` returns.
+enum class Stage { Ast, Tile, TileOpt, Llvm, LlvmOpt, Asm };
+
+/// Wall time of each stage of one compilation, in milliseconds (a cache hit
+/// reports the stages of the compile that made the kernel; `total` is this
+/// request's cost).
+struct StageTimes {
+  double parse = 0, sema = 0, tilePasses = 0, codegen = 0, llvmOpt = 0, machineCode = 0,
+         total = 0;
+};
+
+/// A kernel compiled for one specialisation; cheap to copy, immutable.
+class Kernel {
+public:
+  /// The tiling key, readably: `scale[BN=64,T=f32]@avx512.O3`.
+  const std::string &key() const;
+  /// Whether this request compiled it (false: served from a cache).
+  bool compiled() const { return compiled_; }
+  StageTimes times() const;
+  /// The runtime parameters, in declaration order.
+  const std::vector<ParamSig> &signature() const;
+  /// Bytes of local buffers one program uses.
+  int64_t scratchBytes() const;
+
+  /// Checks `args` against the signature and the declared shape relations
+  /// (an error names the argument; nothing runs), then runs the grid across
+  /// cores (`TILEJIT_NUM_THREADS` caps them; `threads` > 0 caps them further).
+  Status launch(const Args &args, int threads = 0) const;
+
+private:
+  Kernel(std::shared_ptr<const jit::CompiledKernel> impl, bool compiled)
+      : impl_(std::move(impl)), compiled_(compiled) {}
+  std::shared_ptr<const jit::CompiledKernel> impl_;
+  bool compiled_ = false;
+  friend struct Access;
+};
+
+/// Compiles kernel `kernel` of `source` for `spec` (bound to the kernel's
+/// declaration first: defaults applied, unknown or ill-typed values are
+/// errors), or serves it from the in-memory or disk cache. DSL errors come
+/// back with their file:line:col and caret lines.
+Result<Kernel> compile(const Source &source, const std::string &kernel,
+                       const Specialization &spec = {});
+
+/// The text of one stage of the same compilation (never cached).
+Result<std::string> emit(const Source &source, const std::string &kernel,
+                         const Specialization &spec, Stage stage);
+
+/// Counters of the kernel cache.
+struct CacheStats {
+  uint64_t entries = 0, memoryHits = 0, diskHits = 0, compiles = 0;
+};
+CacheStats cacheStats();
+/// Drops every in-memory entry (kernels still referenced stay alive).
+void clearMemoryCache();
+
+/// The tilejit release, e.g. "0.1.0".
+std::string version();
+
+} // namespace tilejit
+
+#endif

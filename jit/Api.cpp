@@ -1,0 +1,122 @@
+//===- Api.cpp - The public C++ API over the compiler ---------------------===//
+///
+/// \file
+/// include/tilejit/tilejit.h: thin value types over jit::Compiler, every
+/// llvm::Error turned into a message at this boundary.
+///
+//===----------------------------------------------------------------------===//
+#include "tilejit/tilejit.h"
+
+#include "jit/Compiler.h"
+
+#ifndef TILEJIT_VERSION
+#define TILEJIT_VERSION "0"
+#endif
+
+namespace tilejit {
+
+struct Access {
+  static const jit::KernelSource &source(const Source &s) { return *s.impl_; }
+  static Source makeSource(jit::KernelSource s) {
+    return Source(std::make_shared<const jit::KernelSource>(std::move(s)));
+  }
+  static Kernel makeKernel(const jit::KernelRef &r) { return Kernel(r.kernel, r.compiled); }
+  static const jit::CompiledKernel &kernel(const Kernel &k) { return *k.impl_; }
+};
+
+namespace {
+
+/// The process-wide compiler for the host (or TILEJIT_TARGET), as an error
+/// rather than an abort when it cannot be made.
+llvm::Expected<jit::Compiler &> compiler() {
+  return jit::Compiler::instance(jit::TargetLevel::Host);
+}
+
+jit::DumpStage dumpStage(Stage s) {
+  switch (s) {
+  case Stage::Ast: return jit::DumpStage::Ast;
+  case Stage::Tile: return jit::DumpStage::Tile;
+  case Stage::TileOpt: return jit::DumpStage::TileOpt;
+  case Stage::Llvm: return jit::DumpStage::Llvm;
+  case Stage::LlvmOpt: return jit::DumpStage::LlvmOpt;
+  case Stage::Asm: return jit::DumpStage::Asm;
+  }
+  llvm_unreachable("every stage is handled");
+}
+
+Status failure(llvm::Error err) { return Status::error(llvm::toString(std::move(err))); }
+
+} // namespace
+
+Source Source::fromText(std::string name, std::string text) {
+  return Access::makeSource(jit::KernelSource(std::move(name), std::move(text)));
+}
+
+Result<Source> Source::fromFile(const std::string &path) {
+  auto s = jit::KernelSource::fromFile(path);
+  if (!s)
+    return failure(s.takeError());
+  return Access::makeSource(std::move(*s));
+}
+
+const std::string &Source::name() const { return impl_->name(); }
+const std::string &Source::text() const { return impl_->text(); }
+
+const std::string &Kernel::key() const { return impl_->key().str(); }
+
+StageTimes Kernel::times() const {
+  const jit::StageTimes &t = impl_->times();
+  return {t.parse, t.sema, t.tilePasses, t.codegen, t.llvmOpt, t.machineCode, t.total};
+}
+
+const std::vector<ParamSig> &Kernel::signature() const { return impl_->signature(); }
+int64_t Kernel::scratchBytes() const { return impl_->scratchBytes(); }
+
+Status Kernel::launch(const Args &args, int threads) const {
+  if (llvm::Error err = impl_->launch(args, threads))
+    return failure(std::move(err));
+  return Status();
+}
+
+Result<Kernel> compile(const Source &source, const std::string &kernel,
+                       const Specialization &spec) {
+  auto c = compiler();
+  if (!c)
+    return failure(c.takeError());
+  auto k = c->get(Access::source(source), kernel, spec);
+  if (!k)
+    return failure(k.takeError());
+  return Access::makeKernel(*k);
+}
+
+Result<std::string> emit(const Source &source, const std::string &kernel,
+                         const Specialization &spec, Stage stage) {
+  auto c = compiler();
+  if (!c)
+    return failure(c.takeError());
+  auto text = c->emit(Access::source(source), kernel, spec, dumpStage(stage));
+  if (!text)
+    return failure(text.takeError());
+  return std::move(*text);
+}
+
+CacheStats cacheStats() {
+  auto c = compiler();
+  if (!c) {
+    llvm::consumeError(c.takeError());
+    return {};
+  }
+  jit::CacheStats s = c->stats();
+  return {s.entries, s.memoryHits, s.diskHits, s.compiles};
+}
+
+void clearMemoryCache() {
+  if (auto c = compiler())
+    c->clearMemoryCache();
+  else
+    llvm::consumeError(c.takeError());
+}
+
+std::string version() { return TILEJIT_VERSION; }
+
+} // namespace tilejit
