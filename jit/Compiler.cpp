@@ -362,6 +362,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   auto kernel = dsl::lowerKernel(*parsed, key.fields().kernel, spec, diags);
   if (!kernel)
     return diagError(diags);
+  kernel->debug = key.fields().debug;
   times.sema = msSince(t);
   if (wants(DumpStage::Tile) && emitStage(DumpStage::Tile, ir::print(*kernel)))
     return nullptr;
@@ -588,6 +589,7 @@ Compiler::makeKey(const KernelSource &source, const std::string &kernel,
   f.tilejitVersion = TILEJIT_VERSION "+" TILEJIT_COMPILER_FINGERPRINT;
   f.llvmVersion = TILEJIT_LLVM_VERSION;
   f.optLevel = options.optLevel;
+  f.debug = options.debug.value_or(Options::process().debug());
   return TilingKey(std::move(f));
 }
 

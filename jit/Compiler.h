@@ -28,6 +28,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -128,6 +129,8 @@ struct KernelRef {
 struct CompileOptions {
   /// LLVM optimisation level 0..3.
   unsigned optLevel = 3;
+  /// Bounds-checked code (docs/dsl.md, "Debug mode"); unset: TILEJIT_DEBUG.
+  std::optional<bool> debug;
 };
 
 /// Counters of the kernel cache.

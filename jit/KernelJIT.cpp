@@ -199,6 +199,9 @@ KernelJIT::create(const TargetChoice &t) {
       llvm::orc::ExecutorAddr::fromPtr(&rt::tilejit_rt_load_tile), llvm::JITSymbolFlags::Exported);
   runtime[es.intern(rt::kStoreTileSymbol)] = llvm::orc::ExecutorSymbolDef(
       llvm::orc::ExecutorAddr::fromPtr(&rt::tilejit_rt_store_tile), llvm::JITSymbolFlags::Exported);
+  runtime[es.intern(rt::kBoundsViolationSymbol)] = llvm::orc::ExecutorSymbolDef(
+      llvm::orc::ExecutorAddr::fromPtr(&rt::tilejit_rt_bounds_violation),
+      llvm::JITSymbolFlags::Exported);
   if (auto err = kj->jit_->getProcessSymbolsJITDylib()->define(
           llvm::orc::absoluteSymbols(std::move(runtime))))
     return err;

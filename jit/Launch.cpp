@@ -14,11 +14,27 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <mutex>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
 namespace tilejit::jit {
+
+/// The first bounds violation of a debug-mode launch, in program order (the
+/// lowest program that reports one, its first report): what a sequential
+/// run would meet first, whatever the threads.
+struct BoundsRecord {
+  std::atomic<int64_t> program{INT64_MAX};
+  std::mutex mutex;
+  std::string message;
+};
+/// The record of the launch whose program this thread runs (null outside),
+/// and that program's index.
+thread_local BoundsRecord *currentRecord = nullptr;
+thread_local int64_t currentProgram = 0;
 
 namespace {
 
@@ -31,12 +47,16 @@ struct Scratch {
       std::free(data);
       bytes = (n + 4095) / 4096 * 4096;
       data = std::aligned_alloc(64, bytes);
+      if (!data)
+        bytes = 0;
     }
     return data;
   }
 };
 
 thread_local Scratch threadScratch;
+
+
 
 /// TILEJIT_NUM_THREADS, read once per process; 0 for no cap.
 int threadCap() {
@@ -110,7 +130,13 @@ llvm::Error CompiledKernel::run(void *const *args, int numThreads) const {
   }
   for (int64_t &g : grid)
     g = std::max<int64_t>(g, 0);
-  int64_t total = grid[0] * grid[1] * grid[2];
+  int64_t total;
+  if (__builtin_mul_overflow(grid[0], grid[1], &total) ||
+      __builtin_mul_overflow(total, grid[2], &total))
+    return llvm::createStringError("kernel " + key_.fields().kernel + ": a grid of " +
+                                   std::to_string(grid[0]) + " x " + std::to_string(grid[1]) +
+                                   " x " + std::to_string(grid[2]) +
+                                   " programs is more than int64 counts");
   if (total == 0)
     return llvm::Error::success();
   int threads = omp_get_max_threads();
@@ -121,29 +147,73 @@ llvm::Error CompiledKernel::run(void *const *args, int numThreads) const {
   threads = static_cast<int>(std::min<int64_t>(threads, total));
   const size_t scratch = static_cast<size_t>(std::max<int64_t>(scratchBytes_, 64));
   rt::ProgramFn program = program_;
+  // Debug mode: the first bounds violation any program reports stops the
+  // programs not yet started and becomes the launch's error.
+  const bool debug = key_.fields().debug;
+  BoundsRecord record;
+  std::atomic<bool> noScratch{false};
   auto runRange = [&](int64_t begin, int64_t end, void *mem) {
+    if (!mem) {
+      noScratch = true;
+      return;
+    }
+    BoundsRecord *const saved = currentRecord;
+    if (debug)
+      currentRecord = &record;
     int64_t pid[3];
     for (int64_t i = begin; i < end; ++i) {
+      // Programs after one that reported need not run.
+      if (debug && i > record.program.load(std::memory_order_relaxed))
+        break;
+      currentProgram = i;
       pid[0] = i % grid[0];
       pid[1] = (i / grid[0]) % grid[1];
       pid[2] = i / (grid[0] * grid[1]);
       program(args, pid, grid, mem);
     }
+    currentRecord = saved;
   };
   if (threads <= 1) {
     runRange(0, total, threadScratch.reserve(scratch));
-    return llvm::Error::success();
-  }
+  } else {
 #pragma omp parallel num_threads(threads)
-  {
-    void *mem = threadScratch.reserve(scratch);
-    int t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t chunk = total / n, extra = total % n;
-    int64_t begin = t * chunk + std::min<int64_t>(t, extra);
-    int64_t end = begin + chunk + (t < extra ? 1 : 0);
-    runRange(begin, end, mem);
+    {
+      void *mem = threadScratch.reserve(scratch);
+      int t = omp_get_thread_num(), n = omp_get_num_threads();
+      int64_t chunk = total / n, extra = total % n;
+      int64_t begin = t * chunk + std::min<int64_t>(t, extra);
+      int64_t end = begin + chunk + (t < extra ? 1 : 0);
+      runRange(begin, end, mem);
+    }
   }
+  if (noScratch)
+    return llvm::createStringError("kernel " + key_.fields().kernel + ": cannot allocate " +
+                                   std::to_string(scratch) + " bytes of scratch per thread");
+  if (record.program != INT64_MAX)
+    return llvm::createStringError("bounds violation in kernel " + key_.fields().kernel + ": " +
+                                   record.message);
   return llvm::Error::success();
 }
 
 } // namespace tilejit::jit
+
+namespace tilejit::rt {
+
+extern "C" void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
+                                                int64_t extent, int64_t size) {
+  jit::BoundsRecord *r = jit::currentRecord;
+  if (!r)
+    return; // a debug kernel's program run outside a launch: nothing to stop
+  std::lock_guard lock(r->mutex);
+  if (jit::currentProgram >= r->program)
+    return; // an earlier program's report, or this program's first, stands
+  r->message = std::string(site) + ": " +
+               (extent == 1 ? "index " + std::to_string(index)
+                            : "region [" + std::to_string(index) + ", " + std::to_string(index) +
+                                  " + " + std::to_string(extent) + ")") +
+               " on axis " + std::to_string(axis) + " is outside [0, " + std::to_string(size) +
+               ")";
+  r->program = jit::currentProgram;
+}
+
+} // namespace tilejit::rt

@@ -61,6 +61,9 @@ const OptionInfo kOptions[] = {
      "the disk tier's size bound (least recently used entries go first)"},
     {"TILEJIT_PERF_MAP", OptionKind::Flag, "0", "0 or 1 (also off/on, false/true, no/yes)",
      BadValueKind::Warning, "list each kernel's functions in /tmp/perf-PID.map for perf"},
+    {"TILEJIT_DEBUG", OptionKind::Flag, "0", "0 or 1 (also off/on, false/true, no/yes)",
+     BadValueKind::Warning,
+     "bounds-checked kernels: an access outside its tensor stops the launch with its location"},
     {"TILEJIT_TEST_PRINT", OptionKind::Flag, "0", "0 or 1 (also off/on, false/true, no/yes)",
      BadValueKind::Warning, "tests print what they parsed (tests/unit)"},
     {"ASCEND_SLOG_PRINT_TO_STDOUT", OptionKind::Flag, "0", "0 or 1",
@@ -236,6 +239,7 @@ Options Options::parse(Environment env) {
   }
 
   o.perfMap_ = flag("TILEJIT_PERF_MAP");
+  o.debug_ = flag("TILEJIT_DEBUG");
   o.testPrint_ = flag("TILEJIT_TEST_PRINT");
   bool printLogs = flag("ASCEND_SLOG_PRINT_TO_STDOUT");
   uint64_t logLevel = 3;

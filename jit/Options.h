@@ -115,6 +115,9 @@ public:
   uint64_t cacheMaxBytes() const { return cacheMaxBytes_; }
   /// TILEJIT_PERF_MAP: whether kernels are listed in /tmp/perf-PID.map.
   bool perfMap() const { return perfMap_; }
+  /// TILEJIT_DEBUG: whether kernels are compiled bounds-checked (a field of
+  /// the tiling key).
+  bool debug() const { return debug_; }
   /// ASCEND_SLOG_PRINT_TO_STDOUT and ASCEND_GLOBAL_LOG_LEVEL: whether each
   /// message recorded for aclGetRecentErrMsg is printed on stderr too.
   bool printsAclErrors() const { return printsAclErrors_; }
@@ -143,6 +146,7 @@ private:
   std::string cacheDir_;
   uint64_t cacheMaxBytes_ = uint64_t(1) << 30;
   bool perfMap_ = false;
+  bool debug_ = false;
   bool printsAclErrors_ = false;
   bool testPrint_ = false;
 };

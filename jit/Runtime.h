@@ -140,6 +140,14 @@ struct ParamSig {
   int64_t rank = 0; ///< a tensor's declared rank
 };
 
+/// Debug mode (TILEJIT_DEBUG): a `check_bounds` whose access misses its
+/// tensor reports it here (`site` is "file:line:col: load of x"; the region
+/// [index, index + extent) along `axis` misses [0, size)). The launch that
+/// runs the program stops at the first report and returns it as its error.
+constexpr const char *kBoundsViolationSymbol = "tilejit_rt_bounds_violation";
+extern "C" void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
+                                            int64_t extent, int64_t size);
+
 /// The symbol names of one compiled kernel.
 struct KernelSymbols {
   std::string stem;

@@ -27,7 +27,7 @@ TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
   str_ = f_.kernel + "[";
   for (size_t i = 0; i < f_.params.size(); ++i)
     str_ += (i ? "," : "") + f_.params[i].first + "=" + f_.params[i].second;
-  str_ += "]@" + f_.level + ".O" + std::to_string(f_.optLevel);
+  str_ += "]@" + f_.level + ".O" + std::to_string(f_.optLevel) + (f_.debug ? ".debug" : "");
   char src[17];
   std::snprintf(src, sizeof src, "%016llx",
                 static_cast<unsigned long long>(f_.sourceHash));
@@ -46,6 +46,7 @@ TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
   field("tilejit", f_.tilejitVersion);
   field("llvm", f_.llvmVersion);
   field("opt", std::to_string(f_.optLevel));
+  field("debug", f_.debug ? "1" : "0");
   hash_ = hashBytes(canonical_.data(), canonical_.size());
 }
 

@@ -33,6 +33,7 @@ public:
     std::string tilejitVersion;
     std::string llvmVersion;
     unsigned optLevel = 3;
+    bool debug = false; ///< bounds-checked code (TILEJIT_DEBUG)
   };
 
   TilingKey() = default;

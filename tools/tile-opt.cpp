@@ -41,6 +41,7 @@ struct Request {
   std::vector<std::string> passes;
   bool pipeline = false, printAfterAll = false;
   dsl::SpecValues spec;
+  bool debug = false; ///< debug mode (insert-bounds-checks guards accesses)
 };
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -73,6 +74,7 @@ bool processIRKernel(ir::Kernel &k, const Request &req, DiagnosticEngine &diags,
                      std::string &out) {
   if (!ir::verify(k, diags))
     return false;
+  k.debug = req.debug;
   passes::PipelineOptions opts;
   if (req.printAfterAll)
     opts.afterPass = [&out](const std::string &name, const ir::Kernel &kk,
@@ -250,7 +252,7 @@ int main(int argc, char **argv) {
   CLI::App app{"tile-opt: run the tilejit pipeline up to a stage and print it"};
   std::string file, kernel, emit = "tile-opt", target;
   std::vector<std::string> sets, passes;
-  bool printAfterAll = false, pipeline = false, verifyDiags = false;
+  bool printAfterAll = false, pipeline = false, verifyDiags = false, debug = false;
   app.add_option("file", file, ".tile source or .tir Tile IR text")->required();
   app.add_flag("--pipeline", pipeline, "run the default Tile IR pipeline");
   app.add_flag("--verify-diagnostics", verifyDiags,
@@ -261,6 +263,7 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"ast", "tile", "tile-opt", "llvm", "llvm-opt", "asm"}));
   app.add_option("--pass", passes, "Tile IR passes to run, in order")->delimiter(',');
   app.add_flag("--print-after-all", printAfterAll, "print the IR after every pass");
+  app.add_flag("--debug", debug, "debug mode: bounds checks on every access (TILEJIT_DEBUG)");
   app.add_option("--target", target, "avx2|avx512 (default: host)")
       ->check(CLI::IsMember({"avx2", "avx512"}));
   CLI11_PARSE(app, argc, argv);
@@ -285,7 +288,7 @@ int main(int argc, char **argv) {
   bool emitGiven = app.count("--emit") > 0;
   if (endsWith(file, ".tir") || verifyDiags) {
     Request req{file, kernel, emit, target, passes, pipeline, printAfterAll,
-                spec};
+                spec, debug};
     // Tile IR text runs only what was asked for; `--emit=tile` prints it.
     if (endsWith(file, ".tir") && !emitGiven)
       req.emit = "tile";
@@ -356,6 +359,7 @@ int main(int argc, char **argv) {
     std::cerr << diags.renderAll();
     return 1;
   }
+  k->debug = debug;
   if (emit == "tile" && passes.empty()) {
     std::cout << ir::print(*k);
     return 0;

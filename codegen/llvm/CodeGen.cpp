@@ -568,6 +568,9 @@ void CodeGen::emitOp(const ir::Op &op) {
   case OpKind::Scatter:
     emitGatherScatter(op);
     return;
+  case OpKind::CheckBounds:
+    emitCheckBounds(op);
+    break;
   case OpKind::LoadScalar:
   case OpKind::StoreScalar:
     emitScalarMemory(op);
@@ -1286,6 +1289,65 @@ void CodeGen::emitScalarMemory(const ir::Op &op) {
     phi->addIncoming(otherValue(k, op.attrs().floatValue), pre);
     scalars_[op.result()] = phi;
   }
+}
+
+void CodeGen::emitCheckBounds(const ir::Op &op) {
+  const TensorInfo &t = tensors_[op.operand(0)];
+  const unsigned rank = t.sizes.size();
+  // "file:line:col: load of x", for the launch's error.
+  const SourceLoc &loc = op.loc();
+  std::string site = (loc.isKnown() ? diags_.bufferName(loc.buffer).str() : std::string("?")) +
+                     ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": " +
+                     op.attrs().name;
+  llvm::Value *siteText = b_.CreateGlobalString(site, "bounds.site", 0, &module_);
+  llvm::Type *i64t = b_.getInt64Ty();
+  auto *ft = llvm::FunctionType::get(
+      b_.getVoidTy(), {llvm::PointerType::getUnqual(ctx_), i64t, i64t, i64t, i64t}, false);
+  llvm::FunctionCallee report = module_.getOrInsertFunction(rt::kBoundsViolationSymbol, ft);
+  if (auto *f = llvm::dyn_cast<llvm::Function>(report.getCallee())) {
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::Cold);
+  }
+  // Reports axis d when [index, index + extent) misses [0, size).
+  auto checkAxis = [&](unsigned d, llvm::Value *index, int64_t extent) {
+    llvm::Value *misses = b_.CreateOr(b_.CreateICmpSGE(index, t.sizes[d]),
+                                      b_.CreateICmpSLE(index, i64(-extent)));
+    auto *bad = llvm::BasicBlock::Create(ctx_, "bounds.bad", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "bounds.ok", fn_);
+    b_.CreateCondBr(misses, bad, next);
+    b_.SetInsertPoint(bad);
+    b_.CreateCall(report, {siteText, i64(d), index, i64(extent), t.sizes[d]});
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  };
+  if (op.operand(1)->type().isScalar()) {
+    for (unsigned d = 0; d < rank; ++d)
+      checkAxis(d, scalar(op.operand(1 + d)), op.attrs().extent[d]);
+    return;
+  }
+  // Tile indices: every element whose mask is set.
+  std::vector<llvm::Value *> idxBufs;
+  for (unsigned d = 0; d < rank; ++d)
+    idxBufs.push_back(bufferOf(op.operand(1 + d)));
+  llvm::Value *maskBuf = op.attrs().hasMask ? bufferOf(op.operand(1 + rank)) : nullptr;
+  emitLoop(i64(0), i64(op.operand(1)->type().numElements()), 1, [&](llvm::Value *e) {
+    if (maskBuf) {
+      llvm::Value *on = loadElems(ScalarKind::I1, elemPtr(ScalarKind::I1, maskBuf, e), 1, nullptr);
+      auto *check = llvm::BasicBlock::Create(ctx_, "bounds.masked", fn_);
+      auto *skip = llvm::BasicBlock::Create(ctx_, "bounds.skip", fn_);
+      b_.CreateCondBr(b_.CreateICmpNE(on, llvm::ConstantInt::get(on->getType(), 0)), check, skip);
+      b_.SetInsertPoint(check);
+      for (unsigned d = 0; d < rank; ++d)
+        checkAxis(d, loadElems(ScalarKind::I64, elemPtr(ScalarKind::I64, idxBufs[d], e), 1, nullptr),
+                  1);
+      b_.CreateBr(skip);
+      b_.SetInsertPoint(skip);
+      return;
+    }
+    for (unsigned d = 0; d < rank; ++d)
+      checkAxis(d, loadElems(ScalarKind::I64, elemPtr(ScalarKind::I64, idxBufs[d], e), 1, nullptr),
+                1);
+  });
 }
 
 //===----------------------------------------------------------------------===//

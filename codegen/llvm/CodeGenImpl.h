@@ -172,6 +172,7 @@ private:
   void emitLoadStore(const ir::Op &op);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);
+  void emitCheckBounds(const ir::Op &op);
   void emitReduce(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
   void loadTensors(llvm::Value *args, bool inGrid);

@@ -131,6 +131,15 @@
 ///               they overlap its arithmetic instead of queueing as a burst
 ///               (what is left is requested after the op; what no op took,
 ///               at the block's end).
+/// - `check_bounds` (tensor, indices[rank], [mask]); extent, name, hasMask;
+///               none. Debug mode (insert-bounds-checks): reports the access
+///               `name` ("load of x", ...) at this op's location as a bounds
+///               violation, which stops the launch, when it reaches no element
+///               of the tensor. Scalar indices: the region [i, i + extent)
+///               (`extent` one entry per tensor axis; 1 for an element)
+///               misses [0, size) along some axis. Tile indices (i64 tiles of
+///               one shape, `extent` empty): some element's index, where the
+///               mask is set, lies outside [0, size). It changes no data.
 /// Control:
 /// - `for`   (lb, ub, step, inits...); ; results = final iteration values.
 ///           One block with arguments (iv: i64, iters...) ending in `yield`
@@ -301,13 +310,14 @@ struct OpAttrs {
   CmpPredicate predicate = CmpPredicate::Eq; ///< cmp
   ReduceKind reduceKind = ReduceKind::Sum;   ///< reduce
   bool transA = false, transB = false;       ///< mma
-  bool hasMask = false;       ///< load, store, gather, scatter
+  bool hasMask = false;       ///< load, store, gather, scatter, check_bounds
   bool stream = false;        ///< store: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read
                               ///< it in place (no bulk copy into the buffer)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
-  std::vector<int64_t> extent; ///< prefetch: the region's tile shape
-  std::string name;           ///< const_param
+  std::vector<int64_t> extent; ///< prefetch: the region's tile shape;
+                               ///< check_bounds: the access's region
+  std::string name;           ///< const_param; check_bounds: the access
 };
 
 class Op {
@@ -432,6 +442,8 @@ public:
   int64_t scratchBytes = 0;
   /// True once plan-buffers has assigned every materialised tile a buffer.
   bool buffersPlanned = false;
+  /// Debug mode (TILEJIT_DEBUG): insert-bounds-checks guards every access.
+  bool debug = false;
 
   /// Grid block: no arguments except the kernel parameters (see `paramValue`),
   /// ends in `yield` of 1..3 i64 values.

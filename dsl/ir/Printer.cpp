@@ -152,6 +152,18 @@ private:
       if (a.floatValue != 0)
         parts.push_back("other = " + formatFloat(a.floatValue));
       break;
+    case OpKind::CheckBounds: {
+      if (!a.extent.empty()) {
+        std::string e = "extent = [";
+        for (size_t i = 0; i < a.extent.size(); ++i)
+          e += (i ? ", " : "") + std::to_string(a.extent[i]);
+        parts.push_back(e + "]");
+      }
+      if (a.hasMask)
+        parts.push_back("mask");
+      parts.push_back("name = \"" + a.name + "\"");
+      break;
+    }
     case OpKind::Prefetch: {
       std::string e = "extent = [";
       for (size_t i = 0; i < a.extent.size(); ++i)

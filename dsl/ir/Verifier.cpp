@@ -72,6 +72,7 @@ private:
     case OpKind::Scatter:
     case OpKind::StoreScalar:
     case OpKind::Prefetch:
+    case OpKind::CheckBounds:
     case OpKind::Yield:
       want = 0;
       break;
@@ -356,6 +357,42 @@ private:
           fail(op, "offsets and indices must be i64");
       }
       checkMemory(op, rank);
+      return;
+    }
+    case OpKind::CheckBounds: {
+      if (n < 1 || !op.operand(0)->type().isTensor()) {
+        fail(op, "needs a tensor as its first operand");
+        return;
+      }
+      unsigned rank = op.operand(0)->type().rank();
+      unsigned want = 1 + rank + op.attrs().hasMask;
+      if (!operands(want, want))
+        return;
+      const Type &first = op.operand(1)->type();
+      for (unsigned i = 1; i <= rank; ++i) {
+        const Type &t = op.operand(i)->type();
+        if (t.elem() != ScalarKind::I64 || t.kind() != first.kind() ||
+            t.shape() != first.shape())
+          fail(op, "indices must be i64 scalars, or i64 tiles of one shape");
+      }
+      const std::vector<int64_t> &ext = op.attrs().extent;
+      if (first.isScalar()) {
+        if (op.attrs().hasMask || ext.size() != rank)
+          fail(op, "scalar indices take one extent per tensor axis and no mask");
+        for (int64_t e : ext)
+          if (e <= 0)
+            fail(op, "extent dimensions must be positive");
+      } else {
+        if (!ext.empty())
+          fail(op, "tile indices take no extent");
+        if (op.attrs().hasMask) {
+          const Type &m = op.operand(op.numOperands() - 1)->type();
+          if (!m.isTile() || m.elem() != ScalarKind::I1 || m.shape() != first.shape())
+            fail(op, "mask must be an i1 tile of the indices' shape");
+        }
+      }
+      if (op.attrs().name.empty())
+        fail(op, "needs the name of the access it checks");
       return;
     }
     case OpKind::Prefetch: {

@@ -505,7 +505,7 @@ TEST(PlanBuffersPass, OverBudgetNamesTheLargestTiles) {
 
 TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
   EXPECT_EQ(passes::registeredPasses(),
-            (std::vector<std::string>{"specialize", "fold-constants",
+            (std::vector<std::string>{"specialize", "fold-constants", "insert-bounds-checks",
                                       "fuse-elementwise", "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
@@ -540,7 +540,8 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
       << diags.renderAll();
   EXPECT_EQ(log, (std::vector<std::string>{
                      "specialize unchanged", "fold-constants unchanged",
-                     "fuse-elementwise unchanged", "plan-buffers changed"}));
+                     "insert-bounds-checks unchanged", "fuse-elementwise unchanged",
+                     "plan-buffers changed"}));
 }
 
 TEST(FuseElementwisePass, GroupsReadAtMostEightTiles) {
