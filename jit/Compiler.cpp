@@ -364,7 +364,11 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return diagError(diags);
   kernel->debug = key.fields().debug;
   times.sema = msSince(t);
-  if (wants(DumpStage::Tile) && emitStage(DumpStage::Tile, ir::print(*kernel)))
+  // Tile IR stages carry each op's source location (`loc(line:col)`), as the
+  // LLVM IR (!dbg) and the assembly (.loc) do.
+  ir::PrintOptions located;
+  located.printLocations = true;
+  if (wants(DumpStage::Tile) && emitStage(DumpStage::Tile, ir::print(*kernel, located)))
     return nullptr;
 
   t = Clock::now();
@@ -372,7 +376,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return diagError(diags);
   times.tilePasses = msSince(t);
   if (wants(DumpStage::TileOpt) &&
-      emitStage(DumpStage::TileOpt, ir::print(*kernel)))
+      emitStage(DumpStage::TileOpt, ir::print(*kernel, located)))
     return nullptr;
 
   t = Clock::now();
@@ -413,7 +417,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   DiskEntry entry;
   const bool publish = disk.mode() == DiskCache::Mode::ReadWrite;
   if (publish) {
-    entry.tileIR = ir::print(*kernel);
+    entry.tileIR = ir::print(*kernel, located);
     entry.llvmIR = moduleText(*module);
   }
   auto object = emitObject(*module, **tm);

@@ -291,6 +291,7 @@ void CodeGen::emitProgram(const std::string &name) {
   fn_->addParamAttr(3, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
+  attachSubprogram(name);
   offsetSlot_ = nullptr;
   pid_ = fn_->getArg(1);
   nprog_ = fn_->getArg(2);
@@ -428,6 +429,7 @@ void CodeGen::emitGrid(const std::string &name) {
   fn_->addFnAttr("target-features", target_.features);
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
+  attachSubprogram(name);
   scalars_.clear();
   scratch_ = llvm::ConstantPointerNull::get(b_.getPtrTy());
   loadTensors(fn_->getArg(0), true);
@@ -458,12 +460,42 @@ void CodeGen::emitGrid(const std::string &name) {
   b_.CreateRet(i64(0));
 }
 
+void CodeGen::beginDebugInfo() {
+  dib_ = std::make_unique<llvm::DIBuilder>(module_);
+  const SourceLoc &loc = kernel_.loc;
+  std::string file = loc.isKnown() ? diags_.bufferName(loc.buffer).str() : kernel_.name();
+  diFile_ = dib_->createFile(file, ".");
+  dib_->createCompileUnit(llvm::dwarf::DW_LANG_C, diFile_, "tilejit", /*isOptimized=*/true,
+                          "", 0, "", llvm::DICompileUnit::LineTablesOnly);
+  module_.addModuleFlag(llvm::Module::Warning, "Debug Info Version",
+                        llvm::DEBUG_METADATA_VERSION);
+  module_.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 5);
+}
+
+void CodeGen::attachSubprogram(const std::string &name) {
+  const unsigned line = kernel_.loc.line;
+  sp_ = dib_->createFunction(diFile_, name, name, diFile_, line,
+                             dib_->createSubroutineType(dib_->getOrCreateTypeArray({})), line,
+                             llvm::DINode::FlagZero,
+                             llvm::DISubprogram::SPFlagDefinition |
+                                 llvm::DISubprogram::SPFlagOptimized);
+  fn_->setSubprogram(sp_);
+  b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, line, kernel_.loc.column, sp_));
+}
+
+void CodeGen::setLocation(const SourceLoc &loc) {
+  if (sp_ && loc.isKnown())
+    b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, loc.line, loc.column, sp_));
+}
+
 bool CodeGen::emitModule(const std::string &stem) {
+  beginDebugInfo();
   emitGrid(stem + "_grid");
   emitProgram(stem + "_program");
   new llvm::GlobalVariable(module_, b_.getInt64Ty(), true,
                            llvm::GlobalValue::ExternalLinkage,
                            b_.getInt64(kernel_.scratchBytes), stem + "_scratch");
+  dib_->finalize();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(module_, &os)) {
@@ -499,6 +531,7 @@ void CodeGen::emitBlock(const ir::Block &block) {
 }
 
 void CodeGen::emitOp(const ir::Op &op) {
+  setLocation(op.loc());
   if (ir::isElementwise(op.kind())) {
     // Scalar ops (tile ones were fused by the pass pipeline).
     if (op.result()->type().isTile()) {
@@ -838,8 +871,12 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
   fn->addFnAttr("target-features", target_.features);
 
   llvm::Function *savedFn = fn_;
+  llvm::DISubprogram *savedSp = sp_;
   llvm::IRBuilderBase::InsertPointGuard guard(b_);
   fn_ = fn;
+  // A helper shared by every access has no source location of its own.
+  sp_ = nullptr;
+  b_.SetCurrentDebugLocation(llvm::DebugLoc());
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   llvm::Value *buf = fn->getArg(0), *data = fn->getArg(1), *rowStride = fn->getArg(2),
               *rows = fn->getArg(3), *row0 = fn->getArg(4), *rowSize = fn->getArg(5),
@@ -936,6 +973,7 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
   });
   b_.CreateRetVoid();
   fn_ = savedFn;
+  sp_ = savedSp;
   return fn;
 }
 

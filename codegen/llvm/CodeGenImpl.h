@@ -14,6 +14,7 @@
 #include "jit/Runtime.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -196,6 +197,15 @@ private:
   DiagnosticEngine &diags_;
   unsigned lanes_;
   llvm::Function *fn_ = nullptr;
+  /// Source locations (!dbg): the module's debug info, the function being
+  /// emitted (null while a helper is), and how each op sets its location.
+  std::unique_ptr<llvm::DIBuilder> dib_;
+  llvm::DIFile *diFile_ = nullptr;
+  llvm::DISubprogram *sp_ = nullptr;
+  void beginDebugInfo();
+  /// Gives `fn_` a subprogram of its own and its entry the kernel's location.
+  void attachSubprogram(const std::string &name);
+  void setLocation(const SourceLoc &loc);
   llvm::Value *scratch_ = nullptr;
   /// The stack array of tile offsets passed to the runtime's tile moves.
   llvm::Value *offsetSlot_ = nullptr;
