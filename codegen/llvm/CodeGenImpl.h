@@ -169,6 +169,12 @@ private:
   /// Emits `body` at the end of loop `li`'s preheader (run once before the
   /// loop, whether or not it iterates), then restores the insertion point.
   void atPreheader(int li, const std::function<void()> &body);
+  /// Whether f32 values of type `t` are scaled by 2^n in one `vscalefps`
+  /// (16-lane vectors on AVX-512).
+  bool scalesInOneStep(llvm::Type *t) const;
+  /// y * 2^n for f32 y in [0.5, 2) and integral n (f32) in [-152, 129],
+  /// rounded once: into the subnormals, to +0 below them, +inf above.
+  llvm::Value *scaleByPowerOfTwo(llvm::Value *y, llvm::Value *n);
   void emitLoadStore(const ir::Op &op);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);

@@ -24,8 +24,9 @@ namespace tilejit::codegen {
 
 namespace {
 
+/// Horner's rule with one fma per step; `coeffs` from the highest degree.
 llvm::Value *poly(llvm::IRBuilder<> &b, llvm::Value *x,
-                  std::initializer_list<double> coeffs) {
+                  llvm::ArrayRef<double> coeffs) {
   llvm::Type *t = x->getType();
   llvm::Value *acc = nullptr;
   for (double c : coeffs) {
@@ -35,67 +36,30 @@ llvm::Value *poly(llvm::IRBuilder<> &b, llvm::Value *x,
   return acc;
 }
 
-} // namespace
-
-llvm::Value *CodeGen::emitExp(llvm::Value *x) {
-  auto &b = b_;
-  llvm::Type *t = x->getType();
-  llvm::Type *it = t->isVectorTy()
-                       ? static_cast<llvm::Type *>(llvm::VectorType::get(
-                             b.getInt32Ty(), llvm::cast<llvm::VectorType>(t)))
-                       : b.getInt32Ty();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
-  // Clamp so the reduction stays finite; specials are patched at the end.
-  // Compare-and-select (one vmaxps/vminps each; maxnum/minnum would add
-  // NaN fix-ups: a NaN x is patched at the end anyway).
-  llvm::Value *xc = b.CreateSelect(b.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
-  xc = b.CreateSelect(b.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
-  llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                          b.CreateFMul(xc, c(1.44269504088896341)));
-  // r = x - n*ln2 in two steps (0.693359375 is exact in few bits).
-  llvm::Value *r = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {n, c(-0.693359375), xc});
-  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {n, c(2.12194440e-4), r});
-  llvm::Value *p = poly(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
-                               4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value *r2 = b.CreateFMul(r, r);
-  llvm::Value *y = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, r2, r});
-  y = b.CreateFAdd(y, c(1.0));
-  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
-      vt && target_.vectorBits == 512 && vt->getNumElements() == 16) {
-    // AVX-512: vscalefps forms y * 2^n with one rounding, into the
-    // subnormals and out to +inf or +0 (x clamped to [-104, 89] gives n in
-    // [-150, 128]: y * 2^-150 < 2^-150 rounds to 0, y * 2^128 overflows),
-    // so the special-value selects above 88.72 and below -103.97 are not
-    // needed: 1 instruction for 13.
-    y = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                          {y, n, llvm::PoisonValue::get(t), b.getInt16(0xffff),
-                           b.getInt32(4)}); // all lanes, the current rounding
-    return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
-  }
-  // y * 2^n, with n split in two halves so subnormal results are reachable.
-  llvm::Value *ni = b.CreateFPToSI(n, it);
-  llvm::Value *n1 = b.CreateAShr(ni, ci(1));
-  llvm::Value *n2 = b.CreateSub(ni, n1);
-  auto pow2 = [&](llvm::Value *e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, ci(127)), ci(23)), t);
-  };
-  y = b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
-  y = b.CreateSelect(b.CreateFCmpOGT(x, c(88.72283905206835)), c(INFINITY), y);
-  y = b.CreateSelect(b.CreateFCmpOLT(x, c(-103.97207708)), c(0.0), y);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+llvm::Value *fma(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y,
+                 llvm::Value *z) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
 }
 
-llvm::Value *CodeGen::emitLog(llvm::Value *x) {
-  auto &b = b_;
+/// The type with `t`'s lanes (a scalar or a fixed vector) of `elem`.
+llvm::Type *withElement(llvm::Type *t, llvm::Type *elem) {
+  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
+    return llvm::FixedVectorType::get(elem, vt->getNumElements());
+  return elem;
+}
+
+/// x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) (subnormal x
+/// scaled by 2^23 first), z = f^2, and log(1 + f) = f - z/2 + cubic with
+/// Cephes' logf polynomial.
+struct LogReduction {
+  llvm::Value *e, *f, *z, *cubic;
+};
+
+LogReduction reduceForLog(llvm::IRBuilder<> &b, llvm::Value *x) {
   llvm::Type *t = x->getType();
-  llvm::Type *it = t->isVectorTy()
-                       ? static_cast<llvm::Type *>(llvm::VectorType::get(
-                             b.getInt32Ty(), llvm::cast<llvm::VectorType>(t)))
-                       : b.getInt32Ty();
+  llvm::Type *it = withElement(t, b.getInt32Ty());
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
-  // Subnormals: scale by 2^23 first.
   llvm::Value *sub = b.CreateFCmpOLT(x, c(1.17549435e-38));
   llvm::Value *xs = b.CreateSelect(sub, b.CreateFMul(x, c(8388608.0)), x);
   llvm::Value *bits = b.CreateBitCast(xs, it);
@@ -112,16 +76,97 @@ llvm::Value *CodeGen::emitLog(llvm::Value *x) {
   llvm::Value *p = poly(b, f, {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1,
                                -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
                                2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
-  llvm::Value *y = b.CreateFMul(b.CreateFMul(p, f), z);
-  y = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {ef, c(-2.12194440e-4), y});
-  y = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {z, c(-0.5), y});
-  llvm::Value *res = b.CreateFAdd(f, y);
-  res = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {ef, c(0.693359375), res});
-  // Specials.
+  return {ef, f, z, b.CreateFMul(b.CreateFMul(p, f), z)};
+}
+
+/// log at 0, below 0, at +inf and NaN.
+llvm::Value *logSpecials(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *res) {
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   res = b.CreateSelect(b.CreateFCmpOEQ(x, c(INFINITY)), c(INFINITY), res);
   res = b.CreateSelect(b.CreateFCmpOEQ(x, c(0.0)), c(-INFINITY), res);
   res = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), c(NAN), res);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// exp
+//===----------------------------------------------------------------------===//
+
+bool CodeGen::scalesInOneStep(llvm::Type *t) const {
+  auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
+  return vt && target_.vectorBits == 512 && vt->getNumElements() == 16;
+}
+
+llvm::Value *CodeGen::scaleByPowerOfTwo(llvm::Value *y, llvm::Value *n) {
+  auto &b = b_;
+  llvm::Type *t = y->getType();
+  if (scalesInOneStep(t)) {
+    // AVX-512: vscalefps forms y * 2^n with one rounding, into the
+    // subnormals and out to +inf or +0.
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                             {y, n, llvm::PoisonValue::get(t), b.getInt16(0xffff),
+                              b.getInt32(4)}); // all lanes, the current rounding
+  }
+  // n split in two halves, each 2^half a normal number, so subnormal
+  // results are reachable with one rounding (y * 2^n1 is exact).
+  llvm::Type *it = withElement(t, b.getInt32Ty());
+  auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
+  llvm::Value *ni = b.CreateFPToSI(n, it);
+  llvm::Value *n1 = b.CreateAShr(ni, ci(1));
+  llvm::Value *n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value *e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, ci(127)), ci(23)), t);
+  };
+  return b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+}
+
+llvm::Value *CodeGen::emitExp(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  // Clamp so the reduction stays finite; specials are patched at the end.
+  // Compare-and-select (one vmaxps/vminps each; maxnum/minnum would add
+  // NaN fix-ups: a NaN x is patched at the end anyway).
+  llvm::Value *xc = b.CreateSelect(b.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
+  xc = b.CreateSelect(b.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                          b.CreateFMul(xc, c(1.44269504088896341)));
+  // r = x - n*ln2 in two steps (0.693359375 is exact in few bits).
+  llvm::Value *r = fma(b, n, c(-0.693359375), xc);
+  r = fma(b, n, c(2.12194440e-4), r);
+  llvm::Value *p = poly(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                               4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value *r2 = b.CreateFMul(r, r);
+  llvm::Value *y = fma(b, p, r2, r);
+  y = b.CreateFAdd(y, c(1.0));
+  y = scaleByPowerOfTwo(y, n);
+  if (!scalesInOneStep(t)) {
+    // vscalefps reaches +inf and +0 by itself (x clamped to [-104, 89]
+    // gives n in [-150, 128]: y * 2^-150 < 2^-150 rounds to 0, y * 2^128
+    // overflows); the two steps get the edges from these selects.
+    y = b.CreateSelect(b.CreateFCmpOGT(x, c(88.72283905206835)), c(INFINITY), y);
+    y = b.CreateSelect(b.CreateFCmpOLT(x, c(-103.97207708)), c(0.0), y);
+  }
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+//===----------------------------------------------------------------------===//
+// log
+//===----------------------------------------------------------------------===//
+
+llvm::Value *CodeGen::emitLog(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  LogReduction lr = reduceForLog(b, x);
+  llvm::Value *y = fma(b, lr.e, c(-2.12194440e-4), lr.cubic);
+  y = fma(b, lr.z, c(-0.5), y);
+  llvm::Value *res = b.CreateFAdd(lr.f, y);
+  res = fma(b, lr.e, c(0.693359375), res);
+  return logSpecials(b, x, res);
 }
 
 } // namespace tilejit::codegen
