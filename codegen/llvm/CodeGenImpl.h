@@ -4,7 +4,8 @@
 /// Internal to codegen/llvm: the `CodeGen` class whose methods are spread over
 /// CodeGen.cpp (functions, control flow, scalars, memory, tile shape ops),
 /// CodeGenElementwise.cpp (the elementwise op emitter and fused loops),
-/// CodeGenMath.cpp (exp/log) and CodeGenMma.cpp (the cube unit).
+/// CodeGenMath.cpp (exp, log and the other transcendental functions) and
+/// CodeGenMma.cpp (the cube unit).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
@@ -107,10 +108,16 @@ public:
   void emitSplat(const ir::Op &op);
 
   //===--------------------------------------------------------------------===//
-  // Math (CodeGenMath.cpp)
+  // Math (CodeGenMath.cpp): f32 scalars or vectors in, the same out; the
+  // error bounds and special values are listed at the top of that file.
   //===--------------------------------------------------------------------===//
   llvm::Value *emitExp(llvm::Value *x);
+  llvm::Value *emitExp2(llvm::Value *x);
   llvm::Value *emitLog(llvm::Value *x);
+  llvm::Value *emitLog2(llvm::Value *x);
+  llvm::Value *emitTanh(llvm::Value *x);
+  llvm::Value *emitSigmoid(llvm::Value *x);
+  llvm::Value *emitErf(llvm::Value *x);
 
   //===--------------------------------------------------------------------===//
   // Cube unit (CodeGenMma.cpp)

@@ -1,16 +1,43 @@
-//===- CodeGenMath.cpp - Vectorised exp and log polynomials ---------------===//
+//===- CodeGenMath.cpp - Vectorised transcendental functions --------------===//
 ///
 /// \file
-/// exp and log on f32 (scalars or vectors) as straight-line polynomial code,
-/// after Cephes' expf/logf: range reduction by ln 2 with a two-part constant
-/// (Cody-Waite), then a degree-6 (exp) / degree-9 (log) minimax polynomial.
-/// Measured over dense sweeps (tests/e2e/CodeGenMathTest.cpp) against double
-/// precision: exp <= 2 ulp on [-87.3, 88.7] (normal results), log <= 2 ulp on
-/// all positive normal and subnormal inputs. Special values: exp(-inf) = +0,
-/// exp(x > 88.72) = +inf, exp(NaN) = NaN; log(0) = -inf, log(x < 0) = NaN,
-/// log(+inf) = +inf, log(NaN) = NaN. exp results in the subnormal range are
-/// scaled in two steps (correct to within 1 ulp of the subnormal spacing),
-/// or on AVX-512 (16-lane vectors) in one `vscalefps`.
+/// The vector unit's math on f32 scalars or vectors as straight-line code,
+/// never a call into libm: each function reduces its argument to a short
+/// interval, evaluates a polynomial there with one fma per step, and patches
+/// the special values with selects at the end.
+///
+/// - exp and log after Cephes' expf/logf: range reduction by ln 2 with a
+///   two-part constant (Cody-Waite), then a degree-6 (exp) / degree-9 (log)
+///   minimax polynomial. exp results in the subnormal range are scaled in two
+///   steps, or on AVX-512 (16-lane vectors) in one `vscalefps`.
+/// - exp2: x = n + r with |r| <= 1/2 (exact), Cephes' exp2f polynomial for
+///   2^r, scaled by 2^n as in exp.
+/// - log2: log's reduction and polynomial, the sum f + v (v the small part
+///   of log(1 + f)), its product with log2(e) and the exponent added to it
+///   each carried as a pair of f32 (an exact sum or product and its error),
+///   rounded once at the end.
+/// - tanh: Cephes' odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above;
+///   sigmoid: 1 / (1 + exp(-x)) for x >= 0 and exp(x) / (1 + exp(x)) below,
+///   the quotient corrected for the roundings of 1 + e and of itself; erf:
+///   Cephes' x P(x^2) below 1, 1 - erfc(|x|) above with erfc(x) = exp(-x^2)
+///   / x * P(1 / x^2) (Cephes' erfcf), where exp(-x^2) gets the rounding
+///   error of x^2 back through an fma.
+///
+/// The error bounds tests/e2e/CodeGenMathTest.cpp asserts against double
+/// precision libm (dense sweeps, AVX2 and AVX-512, vector and scalar code;
+/// docs/dsl.md section 6.1 lists them with the maxima measured):
+///   exp   2 ulp on [-87.3, 88.7] (normal results)
+///   log   2 ulp on all positive inputs, subnormals included
+///   exp2  1 ulp where the result is normal
+///   log2  1 ulp on all positive inputs, subnormals included
+///   tanh, sigmoid, erf  2 ulp on every finite input (normal results)
+/// Subnormal results of exp, exp2, sigmoid and erf are within 1 subnormal
+/// step (2^-149).
+///
+/// Special values: NaN in, NaN out; exp(-inf) = exp2(-inf) = +0, overflow =
+/// +inf; log and log2: log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf;
+/// tanh(+-inf) = +-1 and tanh saturates to +-1 without NaN; sigmoid(-inf) =
+/// 0, sigmoid(+inf) = 1; erf(+-inf) = +-1; tanh and erf keep the sign of 0.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
@@ -19,6 +46,8 @@
 #include "llvm/IR/IntrinsicsX86.h"
 
 #include <cmath>
+#include <iterator>
+#include <numbers>
 
 namespace tilejit::codegen {
 
@@ -50,7 +79,7 @@ llvm::Type *withElement(llvm::Type *t, llvm::Type *elem) {
 
 /// x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) (subnormal x
 /// scaled by 2^23 first), z = f^2, and log(1 + f) = f - z/2 + cubic with
-/// Cephes' logf polynomial.
+/// Cephes' logf polynomial: the reduction log and log2 share.
 struct LogReduction {
   llvm::Value *e, *f, *z, *cubic;
 };
@@ -79,7 +108,7 @@ LogReduction reduceForLog(llvm::IRBuilder<> &b, llvm::Value *x) {
   return {ef, f, z, b.CreateFMul(b.CreateFMul(p, f), z)};
 }
 
-/// log at 0, below 0, at +inf and NaN.
+/// log and log2 at 0, below 0, at +inf and NaN.
 llvm::Value *logSpecials(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *res) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
@@ -89,10 +118,15 @@ llvm::Value *logSpecials(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *res)
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
 }
 
+/// `magnitude` with the sign of `x` (both f32).
+llvm::Value *withSignOf(llvm::IRBuilder<> &b, llvm::Value *magnitude, llvm::Value *x) {
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, x);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// exp
+// exp, exp2
 //===----------------------------------------------------------------------===//
 
 bool CodeGen::scalesInOneStep(llvm::Type *t) const {
@@ -153,8 +187,26 @@ llvm::Value *CodeGen::emitExp(llvm::Value *x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
+llvm::Value *CodeGen::emitExp2(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  // Clamped to [-152, 129], where 2^n (with r = 0) is already 0 or +inf
+  // after the one rounding of the scaling: +-inf need no select.
+  llvm::Value *xc = b.CreateSelect(b.CreateFCmpOLT(x, c(-152.0)), c(-152.0), x);
+  xc = b.CreateSelect(b.CreateFCmpOGT(xc, c(129.0)), c(129.0), xc);
+  llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, xc);
+  llvm::Value *r = b.CreateFSub(xc, n); // exact, |r| <= 1/2
+  llvm::Value *p = poly(b, r, {1.535336188319500E-4, 1.339887440266574E-3,
+                               9.618437357674640E-3, 5.550332471162809E-2,
+                               2.402264791363012E-1, 6.931472028550421E-1});
+  llvm::Value *y = fma(b, r, p, c(1.0));
+  y = scaleByPowerOfTwo(y, n);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
 //===----------------------------------------------------------------------===//
-// log
+// log, log2
 //===----------------------------------------------------------------------===//
 
 llvm::Value *CodeGen::emitLog(llvm::Value *x) {
@@ -167,6 +219,130 @@ llvm::Value *CodeGen::emitLog(llvm::Value *x) {
   llvm::Value *res = b.CreateFAdd(lr.f, y);
   res = fma(b, lr.e, c(0.693359375), res);
   return logSpecials(b, x, res);
+}
+
+llvm::Value *CodeGen::emitLog2(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto neg = [&](llvm::Value *v) { return b.CreateFNeg(v); };
+  LogReduction lr = reduceForLog(b, x);
+  // log(1 + f) = f + v with v = cubic - f^2/2, f^2 taken exactly (z + zlo),
+  // as the pair s + serr (Fast2Sum: |f| > |v|). Times log2(e) = lhi + llo
+  // as ph + pl, and e + ph as r1 + err1: log2(x) = r1 + (err1 + pl) rounds
+  // once at the end. Summing the parts in f32 (Cephes' log2f) reaches 1.3
+  // ulp where the result is just below a power of two.
+  llvm::Value *zlo = fma(b, lr.f, lr.f, neg(lr.z));
+  llvm::Value *v = fma(b, lr.z, c(-0.5), lr.cubic);
+  v = fma(b, zlo, c(-0.5), v);
+  llvm::Value *s = b.CreateFAdd(lr.f, v);
+  llvm::Value *serr = b.CreateFAdd(b.CreateFSub(lr.f, s), v);
+  constexpr double log2e = std::numbers::log2e;
+  constexpr double lhi = static_cast<float>(log2e);
+  llvm::Value *ph = b.CreateFMul(s, c(lhi));
+  llvm::Value *pl = fma(b, s, c(lhi), neg(ph));
+  pl = fma(b, s, c(log2e - lhi), pl);
+  pl = fma(b, serr, c(lhi), pl);
+  llvm::Value *r1 = b.CreateFAdd(lr.e, ph); // |e| >= 1 > |ph|, or e = 0
+  llvm::Value *err1 = b.CreateFAdd(b.CreateFSub(lr.e, r1), ph);
+  llvm::Value *res = b.CreateFAdd(r1, b.CreateFAdd(err1, pl));
+  return logSpecials(b, x, res);
+}
+
+//===----------------------------------------------------------------------===//
+// tanh, sigmoid, erf
+//===----------------------------------------------------------------------===//
+
+llvm::Value *CodeGen::emitTanh(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  // |x| < 0.625: x + x^3 P(x^2).
+  llvm::Value *z = b.CreateFMul(x, x);
+  llvm::Value *p = poly(b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                               1.33314422036E-1, -3.33332819422E-1});
+  llvm::Value *small = fma(b, b.CreateFMul(x, z), p, x);
+  // Above: 1 - 2 / (exp(2|x|) + 1), which tends to 1 without a NaN: exp
+  // overflows to +inf from |x| = 44.4 and 2 / inf = 0.
+  llvm::Value *e = emitExp(b.CreateFAdd(a, a));
+  llvm::Value *large = b.CreateFSub(c(1.0), b.CreateFDiv(c(2.0), b.CreateFAdd(e, c(1.0))));
+  // The sign of x on both (the polynomial gives +0 for -0).
+  llvm::Value *res =
+      withSignOf(b, b.CreateSelect(b.CreateFCmpOLT(a, c(0.625)), small, large), x);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+}
+
+llvm::Value *CodeGen::emitSigmoid(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  // e = exp(-|x|) never overflows; 1 / (1 + e) for x >= 0, e / (1 + e)
+  // below (small results keep their precision, down to the subnormals
+  // exp(x) reaches).
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *e = emitExp(b.CreateFNeg(a));
+  llvm::Value *num = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), e, c(1.0));
+  // 1 + e = s + err exactly (e <= 1); the quotient num / s is corrected for
+  // err and for its own rounding by one remainder step. Rounding 1 + e
+  // alone costs up to 1 ulp where e / (1 + e) is small.
+  llvm::Value *s = b.CreateFAdd(c(1.0), e);
+  llvm::Value *err = b.CreateFAdd(b.CreateFSub(c(1.0), s), e);
+  llvm::Value *inv = b.CreateFDiv(c(1.0), s);
+  llvm::Value *d = b.CreateFMul(num, inv);
+  llvm::Value *rem = fma(b, b.CreateFNeg(d), s, num);
+  rem = fma(b, b.CreateFNeg(d), err, rem);
+  llvm::Value *res = fma(b, rem, inv, d);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+}
+
+llvm::Value *CodeGen::emitErf(llvm::Value *x) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  // |x| < 1: x T(x^2) (odd), T's constant term (about 2/sqrt(pi)) in two
+  // parts: x t0 + x (t0lo + x^2 T'(x^2)) rounds once at the end, where x
+  // times t0 rounded to f32 would cost up to 2.3 ulp.
+  constexpr double t0 = 1.128379165726710E0;
+  constexpr double t0lo = t0 - static_cast<float>(t0);
+  llvm::Value *z = b.CreateFMul(x, x);
+  llvm::Value *tail = poly(b, z, {7.853861353153693E-5, -8.010193625184903E-4,
+                                  5.188327685732524E-3, -2.685381193529856E-2,
+                                  1.128358514861418E-1, -3.761262582423300E-1});
+  tail = b.CreateFMul(x, fma(b, z, tail, c(t0lo)));
+  llvm::Value *small = fma(b, x, c(t0), tail);
+  // |x| >= 1: 1 - erfc(|x|), erfc(a) = exp(-a^2) / a * P(1 / a^2), P one of
+  // two polynomials (a < 2, a >= 2) chosen per lane coefficient by
+  // coefficient. From a = 4 on erf rounds to 1 (erfc(4) < 2^-26).
+  llvm::Value *ac = b.CreateSelect(b.CreateFCmpOGT(a, c(4.0)), c(4.0), a);
+  llvm::Value *q = b.CreateFDiv(c(1.0), ac);
+  llvm::Value *w = b.CreateFMul(q, q);
+  static const double near[] = {2.326819970068386E-2, -1.387039388740657E-1,
+                                3.687424674597105E-1, -5.824733027278666E-1,
+                                6.210004621745983E-1, -4.944515323274145E-1,
+                                3.404879937665872E-1, -2.741127028184656E-1,
+                                5.638259427386472E-1};
+  static const double far[] = {0.0, -1.047766399936249E1, 1.297719955372516E1,
+                               -7.495518717768503E0, 2.921019019210786E0,
+                               -1.015265279202700E0, 4.218463358204948E-1,
+                               -2.820767439740514E-1, 5.641895067754075E-1};
+  llvm::Value *isNear = b.CreateFCmpOLT(ac, c(2.0));
+  llvm::Value *p = nullptr;
+  for (size_t i = 0; i < std::size(near); ++i) {
+    llvm::Value *k = b.CreateSelect(isNear, c(near[i]), c(far[i]));
+    p = p ? fma(b, p, w, k) : k;
+  }
+  // exp(-a^2) with a^2 = h + l exactly: exp(-h) (1 - l). Without l the
+  // rounding of a^2 alone costs up to 2^-21 of erfc, 1.2 ulp of erf.
+  llvm::Value *h = b.CreateFMul(ac, ac);
+  llvm::Value *l = fma(b, ac, ac, b.CreateFNeg(h));
+  llvm::Value *g = emitExp(b.CreateFNeg(h));
+  g = fma(b, b.CreateFNeg(l), g, g);
+  llvm::Value *erfc = b.CreateFMul(b.CreateFMul(g, q), p);
+  llvm::Value *large = withSignOf(b, b.CreateFSub(c(1.0), erfc), x);
+  llvm::Value *res = b.CreateSelect(b.CreateFCmpOLT(a, c(1.0)), small, large);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
 }
 
 } // namespace tilejit::codegen

@@ -1120,11 +1120,15 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
                    ops[0]->type());
     return r;
   }
+  // name -> (op, defined on integers too)
   static const std::map<std::string, std::pair<OpKind, bool>> unary = {
       {"abs", {OpKind::Abs, true}},     {"exp", {OpKind::Exp, false}},
       {"log", {OpKind::Log, false}},    {"sqrt", {OpKind::Sqrt, false}},
       {"rsqrt", {OpKind::Rsqrt, false}}, {"floor", {OpKind::Floor, false}},
-      {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}}};
+      {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}},
+      {"exp2", {OpKind::Exp2, false}},  {"log2", {OpKind::Log2, false}},
+      {"tanh", {OpKind::Tanh, false}},  {"sigmoid", {OpKind::Sigmoid, false}},
+      {"erf", {OpKind::Erf, false}}};
   if (auto u = unary.find(n); u != unary.end()) {
     if (!args(1, 1))
       return std::nullopt;

@@ -86,6 +86,8 @@ const Case kCases[] = {
     {"reduce_axis_range", HEAD "  let a = max(zeros<f32>([4, 8]), axis = 2);\n}", {{"T", "f32"}}, 2, 42,
      "reduction axis out of range"},
     {"unknown_builtin", HEAD "  let a = frobnicate(1);\n}", {{"T", "f32"}}, 2, 11, "unknown builtin 'frobnicate'"},
+    {"tanh_of_f16", HEAD "  let t = load(x, [0, 0], [4, 8]);\n  let u = tanh(t);\n}", {{"T", "f16"}}, 3, 11,
+     "arithmetic 'tanh' on f16 is not supported; f16 and bf16 are storage types, use cast<f32>"},
     {"cast_without_type", HEAD "  let a = cast(1.0);\n}", {{"T", "f32"}}, 2, 11, "'cast' needs a type argument"},
     {"bitcast_width", HEAD "  let a = bitcast<i16>(s);\n}", {{"T", "f32"}}, 2, 11,
      "bitcast between kinds of different widths"},
