@@ -159,6 +159,9 @@ llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
   case OpKind::Tanh: return emitTanh(x[0]);
   case OpKind::Sigmoid: return emitSigmoid(x[0]);
   case OpKind::Erf: return emitErf(x[0]);
+  case OpKind::Sin: return emitSinCos(x[0], false);
+  case OpKind::Cos: return emitSinCos(x[0], true);
+  case OpKind::Pow: return emitPow(x[0], x[1]);
   case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
   case OpKind::Rsqrt:
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),

@@ -118,6 +118,10 @@ public:
   llvm::Value *emitTanh(llvm::Value *x);
   llvm::Value *emitSigmoid(llvm::Value *x);
   llvm::Value *emitErf(llvm::Value *x);
+  /// sin(x), or cos(x) with `isCos`.
+  llvm::Value *emitSinCos(llvm::Value *x, bool isCos);
+  /// x^y as C's powf.
+  llvm::Value *emitPow(llvm::Value *x, llvm::Value *y);
 
   //===--------------------------------------------------------------------===//
   // Cube unit (CodeGenMma.cpp)
@@ -182,6 +186,11 @@ private:
   /// y * 2^n for f32 y in [0.5, 2) and integral n (f32) in [-152, 129],
   /// rounded once: into the subnormals, to +0 below them, +inf above.
   llvm::Value *scaleByPowerOfTwo(llvm::Value *y, llvm::Value *n);
+  /// The Payne-Hanek reduction of f32 angles `a` (>= 0) in the lanes of
+  /// `large` (a >= 2^28, finite), behind a branch taken when any lane is:
+  /// returns `r` (f64) and `q` (quadrant, i64) with those lanes replaced.
+  std::pair<llvm::Value *, llvm::Value *>
+  reduceLargeAngles(llvm::Value *a, llvm::Value *large, llvm::Value *r, llvm::Value *q);
   void emitLoadStore(const ir::Op &op);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);

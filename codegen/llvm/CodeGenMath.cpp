@@ -6,6 +6,7 @@
 /// interval, evaluates a polynomial there with one fma per step, and patches
 /// the special values with selects at the end.
 ///
+/// In f32 lanes:
 /// - exp and log after Cephes' expf/logf: range reduction by ln 2 with a
 ///   two-part constant (Cody-Waite), then a degree-6 (exp) / degree-9 (log)
 ///   minimax polynomial. exp results in the subnormal range are scaled in two
@@ -22,6 +23,17 @@
 ///   Cephes' x P(x^2) below 1, 1 - erfc(|x|) above with erfc(x) = exp(-x^2)
 ///   / x * P(1 / x^2) (Cephes' erfcf), where exp(-x^2) gets the rounding
 ///   error of x^2 back through an fma.
+/// In f64 lanes (the conversions from f32 are exact, the one back rounds
+/// once):
+/// - sin and cos: the reduction x - n pi/2 must keep 24 significant bits of
+///   a remainder that can be 2^-29 small, which f32 cannot hold. |x| < 2^28
+///   reduces with pi/2 in two doubles and fma; lanes beyond take a branch to
+///   Payne-Hanek's reduction (glibc's sinf: x's 24-bit significand times 96
+///   bits of 2/pi chosen by its exponent, in 64-bit integers). Taylor
+///   polynomials of degree 13 (sin) and 14 (cos) on |r| <= pi/4 + 2^-8.
+/// - pow: 2^(y log2|x|) with log2 from 2 atanh((m-1)/(m+1)) (degree 17) and
+///   2^f from its Taylor series (degree 10): near overflow y log2|x| is
+///   about 128 and must be right to 2^-30 absolute, 7 bits more than f32.
 ///
 /// The error bounds tests/e2e/CodeGenMathTest.cpp asserts against double
 /// precision libm (dense sweeps, AVX2 and AVX-512, vector and scalar code;
@@ -31,19 +43,29 @@
 ///   exp2  1 ulp where the result is normal
 ///   log2  1 ulp on all positive inputs, subnormals included
 ///   tanh, sigmoid, erf  2 ulp on every finite input (normal results)
+///   sin, cos  0.51 ulp on every finite input
+///   pow   0.51 ulp, subnormal results included (by the analysis above
+///         0.5 + 2^-12; tested on a grid of base and exponent pairs)
 /// Subnormal results of exp, exp2, sigmoid and erf are within 1 subnormal
 /// step (2^-149).
 ///
-/// Special values: NaN in, NaN out; exp(-inf) = exp2(-inf) = +0, overflow =
-/// +inf; log and log2: log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf;
-/// tanh(+-inf) = +-1 and tanh saturates to +-1 without NaN; sigmoid(-inf) =
-/// 0, sigmoid(+inf) = 1; erf(+-inf) = +-1; tanh and erf keep the sign of 0.
+/// Special values: NaN in, NaN out (except pow(x, 0) = pow(1, y) = 1);
+/// exp(-inf) = exp2(-inf) = +0, overflow = +inf; log and log2: log(0) = -inf,
+/// log(x < 0) = NaN, log(+inf) = +inf; tanh(+-inf) = +-1 and tanh saturates
+/// to +-1 without NaN; sigmoid(-inf) = 0, sigmoid(+inf) = 1; erf(+-inf) =
+/// +-1; sin and cos of +-inf are NaN; tanh, erf and sin keep the sign of 0.
+/// pow follows C99's pow (Annex F) in every case: pow(x, +-0) = 1,
+/// pow(1, y) = 1, pow(-1, +-inf) = 1, a finite x < 0 with a finite
+/// non-integer y gives NaN, odd integer exponents keep the sign of x
+/// (pow(-0, -3) = -inf, pow(-inf, 3) = -inf), |x| < 1 or > 1 to +-inf
+/// gives 0 or +inf.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
 
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/IR/MDBuilder.h"
 
 #include <cmath>
 #include <iterator>
@@ -75,6 +97,19 @@ llvm::Type *withElement(llvm::Type *t, llvm::Type *elem) {
   if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
     return llvm::FixedVectorType::get(elem, vt->getNumElements());
   return elem;
+}
+
+/// Taylor coefficients in r^2, highest first: (-1)^k / (2k + odd)! for
+/// k < count (cos with odd = 0, sin(r) / r with odd = 1).
+std::vector<double> trigSeries(unsigned count, unsigned odd) {
+  std::vector<double> c(count);
+  double term = 1;
+  for (unsigned k = 0; k < count; ++k) {
+    if (k)
+      term /= -double((2 * k + odd - 1) * (2 * k + odd));
+    c[count - 1 - k] = term;
+  }
+  return c;
 }
 
 /// x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) (subnormal x
@@ -122,6 +157,16 @@ llvm::Value *logSpecials(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *res)
 llvm::Value *withSignOf(llvm::IRBuilder<> &b, llvm::Value *magnitude, llvm::Value *x) {
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, x);
 }
+
+/// 2/pi in 32-bit windows 8 bits apart: entry i = floor(2/pi * 2^(8i + 8))
+/// mod 2^32 (glibc's __inv_pio4). Entries k, k + 4 and k + 8 are 96
+/// consecutive bits; an f32 of biased exponent E >= 128 needs those from
+/// k = (E - 128) / 8 on.
+constexpr uint32_t kTwoOverPiBits[24] = {
+    0xa2,       0xa2f9,     0xa2f983,   0xa2f9836e, 0xf9836e4e, 0x836e4e44,
+    0x6e4e4415, 0x4e441529, 0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1,
+    0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0, 0x34ddc0db, 0xddc0db62,
+    0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041};
 
 } // namespace
 
@@ -343,6 +388,212 @@ llvm::Value *CodeGen::emitErf(llvm::Value *x) {
   llvm::Value *large = withSignOf(b, b.CreateFSub(c(1.0), erfc), x);
   llvm::Value *res = b.CreateSelect(b.CreateFCmpOLT(a, c(1.0)), small, large);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+}
+
+//===----------------------------------------------------------------------===//
+// sin, cos
+//===----------------------------------------------------------------------===//
+
+std::pair<llvm::Value *, llvm::Value *>
+CodeGen::reduceLargeAngles(llvm::Value *a, llvm::Value *large, llvm::Value *r,
+                           llvm::Value *q) {
+  auto &b = b_;
+  llvm::Type *t = a->getType();
+  llvm::Type *i32 = withElement(t, b.getInt32Ty());
+  llvm::Type *i64 = withElement(t, b.getInt64Ty());
+  llvm::Type *dt = r->getType();
+  auto c32 = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
+  auto c64 = [&](uint64_t v) { return llvm::ConstantInt::get(i64, v); };
+
+  llvm::Value *any = t->isVectorTy() ? b.CreateOrReduce(large) : large;
+  llvm::BasicBlock *from = b.GetInsertBlock();
+  auto *slowBB = llvm::BasicBlock::Create(ctx_, "trig.large", fn_);
+  auto *doneBB = llvm::BasicBlock::Create(ctx_, "trig.reduced", fn_);
+  b.CreateCondBr(any, slowBB, doneBB,
+                 llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
+  b.SetInsertPoint(slowBB);
+
+  llvm::GlobalVariable *table = module_.getNamedGlobal("tj.two_over_pi");
+  if (!table) {
+    auto *tableTy = llvm::ArrayType::get(b.getInt32Ty(), std::size(kTwoOverPiBits));
+    std::vector<llvm::Constant *> words;
+    for (uint32_t w : kTwoOverPiBits)
+      words.push_back(b.getInt32(w));
+    table = new llvm::GlobalVariable(module_, tableTy, true,
+                                     llvm::GlobalValue::PrivateLinkage,
+                                     llvm::ConstantArray::get(tableTy, words),
+                                     "tj.two_over_pi");
+    table->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
+  // The significand m (24 bits, shifted by the exponent's low 3 bits) times
+  // the 96 bits of 2/pi from its exponent's entry on gives a * 2/pi modulo
+  // 4 in 2.62 fixed point (the bits above drop out modulo 4, those below
+  // change it by less than 2^-62). Its nearest integer n is the quadrant,
+  // the rest times pi/2 the remainder: at least 2^-29 for any f32, so 33 of
+  // its 62 bits are significant.
+  llvm::Value *xi = b.CreateBitCast(a, i32);
+  llvm::Value *idx = b.CreateAnd(b.CreateLShr(xi, c32(26)), c32(15));
+  llvm::Value *shift = b.CreateAnd(b.CreateLShr(xi, c32(23)), c32(7));
+  llvm::Value *m =
+      b.CreateShl(b.CreateOr(b.CreateAnd(xi, c32(0xffffff)), c32(0x800000)), shift);
+  auto word = [&](uint32_t offset) -> llvm::Value * {
+    llvm::Value *at = b.CreateGEP(b.getInt32Ty(), table, b.CreateAdd(idx, c32(offset)));
+    if (t->isVectorTy())
+      return b.CreateMaskedGather(i32, at, llvm::Align(4));
+    return b.CreateLoad(b.getInt32Ty(), at);
+  };
+  llvm::Value *mz = b.CreateZExt(m, i64);
+  llvm::Value *res0 = b.CreateShl(b.CreateZExt(b.CreateMul(m, word(0)), i64), c64(32));
+  llvm::Value *res1 = b.CreateMul(mz, b.CreateZExt(word(4), i64));
+  llvm::Value *res2 = b.CreateMul(mz, b.CreateZExt(word(8), i64));
+  res0 = b.CreateAdd(b.CreateOr(b.CreateLShr(res2, c64(32)), res0), res1);
+  llvm::Value *n = b.CreateLShr(b.CreateAdd(res0, c64(uint64_t(1) << 61)), c64(62));
+  res0 = b.CreateSub(res0, b.CreateShl(n, c64(62))); // in [-2^61, 2^61)
+  // To double through two exact 32-bit halves (AVX2 converts no i64).
+  llvm::Value *hi = b.CreateSIToFP(b.CreateTrunc(b.CreateAShr(res0, c64(32)), i32), dt);
+  llvm::Value *lo = b.CreateUIToFP(b.CreateTrunc(res0, i32), dt);
+  llvm::Value *frac = fma(b, hi, llvm::ConstantFP::get(dt, 0x1p32), lo);
+  llvm::Value *rs = b.CreateFMul(frac, llvm::ConstantFP::get(dt, 0x1.921fb54442d18p-62));
+  llvm::Value *qs = b.CreateAnd(n, c64(3));
+  llvm::Value *r2 = b.CreateSelect(large, rs, r);
+  llvm::Value *q2 = b.CreateSelect(large, qs, q);
+  llvm::BasicBlock *slowEnd = b.GetInsertBlock();
+  b.CreateBr(doneBB);
+
+  b.SetInsertPoint(doneBB);
+  llvm::PHINode *rp = b.CreatePHI(dt, 2);
+  rp->addIncoming(r, from);
+  rp->addIncoming(r2, slowEnd);
+  llvm::PHINode *qp = b.CreatePHI(i64, 2);
+  qp->addIncoming(q, from);
+  qp->addIncoming(q2, slowEnd);
+  return {rp, qp};
+}
+
+llvm::Value *CodeGen::emitSinCos(llvm::Value *x, bool isCos) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  llvm::Type *dt = withElement(t, b.getDoubleTy());
+  llvm::Type *i64 = withElement(t, b.getInt64Ty());
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto cd = [&](double v) { return llvm::ConstantFP::get(dt, v); };
+  auto ci = [&](int64_t v) { return llvm::ConstantInt::get(i64, v, true); };
+  // On |x| (sin is odd, cos even): no sign of zero to lose in the reduction.
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *ad = b.CreateFPExt(a, dt);
+  // n = round(a 2/pi) by the 1.5 * 2^52 shifter, whose low bits then hold n
+  // (its quadrant in the last two); r = a - n pi/2 with pi/2 in two parts.
+  // For a < 2^28 the error is below 2^-52 |r| + 2^-79, against |r| >= 2^-29.
+  llvm::Value *k = fma(b, ad, cd(0x1.45f306dc9c883p-1), cd(0x1.8p52));
+  llvm::Value *n = b.CreateFSub(k, cd(0x1.8p52));
+  llvm::Value *r = fma(b, n, cd(-0x1.921fb54442d18p0), ad);
+  r = fma(b, n, cd(-0x1.1a62633145c07p-54), r);
+  llvm::Value *q = b.CreateAnd(b.CreateBitCast(k, i64), ci(3));
+  llvm::Value *large =
+      b.CreateAnd(b.CreateFCmpOGE(a, c(0x1p28)), b.CreateFCmpOLT(a, c(INFINITY)));
+  std::tie(r, q) = reduceLargeAngles(a, large, r, q);
+
+  // sin(r) and cos(r) on |r| <= pi/4 + 2^-8 (a rounded n): truncation
+  // error below 2^-44 of the result.
+  llvm::Value *z = b.CreateFMul(r, r);
+  llvm::Value *s = b.CreateFMul(r, poly(b, z, trigSeries(7, 1)));
+  llvm::Value *co = poly(b, z, trigSeries(8, 0));
+  if (isCos)
+    q = b.CreateAdd(q, ci(1)); // cos(a) = sin(a + pi/2)
+  llvm::Value *swap = b.CreateICmpNE(b.CreateAnd(q, ci(1)), ci(0));
+  llvm::Value *negate = b.CreateICmpNE(b.CreateAnd(q, ci(2)), ci(0));
+  llvm::Value *res = b.CreateFPTrunc(b.CreateSelect(swap, co, s), t);
+  if (!isCos) {
+    llvm::Type *i32 = withElement(t, b.getInt32Ty());
+    llvm::Value *signBit = b.CreateICmpSLT(b.CreateBitCast(x, i32),
+                                           llvm::Constant::getNullValue(i32));
+    negate = b.CreateXor(negate, signBit);
+  }
+  res = b.CreateSelect(negate, b.CreateFNeg(res), res);
+  res = b.CreateSelect(b.CreateFCmpOEQ(a, c(INFINITY)), c(NAN), res);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+}
+
+//===----------------------------------------------------------------------===//
+// pow
+//===----------------------------------------------------------------------===//
+
+llvm::Value *CodeGen::emitPow(llvm::Value *x, llvm::Value *y) {
+  auto &b = b_;
+  llvm::Type *t = x->getType();
+  llvm::Type *dt = withElement(t, b.getDoubleTy());
+  llvm::Type *i32 = withElement(t, b.getInt32Ty());
+  llvm::Type *i64 = withElement(t, b.getInt64Ty());
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto cd = [&](double v) { return llvm::ConstantFP::get(dt, v); };
+  auto ci = [&](int v) { return llvm::ConstantInt::get(i32, v, true); };
+
+  // |x| = 2^e m with m in [sqrt(1/2), sqrt(2)), taken apart in f32 (the
+  // subnormals scaled by 2^23 first).
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *sub = b.CreateFCmpOLT(a, c(0x1p-126));
+  llvm::Value *bits = b.CreateBitCast(b.CreateSelect(sub, b.CreateFMul(a, c(0x1p23)), a), i32);
+  llvm::Value *e = b.CreateSub(b.CreateLShr(bits, ci(23)), b.CreateSelect(sub, ci(150), ci(127)));
+  llvm::Value *m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ci(0x7fffff)), ci(0x3f800000)), t);
+  llvm::Value *high = b.CreateFCmpOGT(m, c(std::numbers::sqrt2));
+  m = b.CreateSelect(high, b.CreateFMul(m, c(0.5)), m);
+  e = b.CreateSelect(high, b.CreateAdd(e, ci(1)), e);
+  // log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172: the series
+  // to s^17 is within 2^-44 of it.
+  llvm::Value *md = b.CreateFPExt(m, dt);
+  llvm::Value *s = b.CreateFDiv(b.CreateFSub(md, cd(1.0)), b.CreateFAdd(md, cd(1.0)));
+  llvm::Value *s2 = b.CreateFAdd(s, s);
+  std::vector<double> atanhSeries;
+  for (int k = 8; k >= 0; --k)
+    atanhSeries.push_back(1.0 / (2 * k + 1));
+  llvm::Value *lnm = b.CreateFMul(s2, poly(b, b.CreateFMul(s, s), atanhSeries));
+  llvm::Value *lg = fma(b, lnm, cd(std::numbers::log2e), b.CreateSIToFP(e, dt));
+  lg = b.CreateSelect(b.CreateFCmpOEQ(a, c(0.0)), cd(-INFINITY), lg);
+  lg = b.CreateSelect(b.CreateFCmpOEQ(a, c(INFINITY)), cd(INFINITY), lg);
+
+  // 2^w, w = y log2|x| clamped to [-160, 130] (beyond, the f32 result is 0
+  // or +inf), as 2^n times the Taylor series of 2^f = e^(f ln 2), |f| <=
+  // 1/2, to degree 10 (within 2^-42).
+  llvm::Value *w = b.CreateFMul(b.CreateFPExt(y, dt), lg);
+  w = b.CreateSelect(b.CreateFCmpOLT(w, cd(-160.0)), cd(-160.0), w);
+  w = b.CreateSelect(b.CreateFCmpOGT(w, cd(130.0)), cd(130.0), w);
+  llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, w);
+  llvm::Value *f = b.CreateFSub(w, n);
+  std::vector<double> expSeries(11);
+  expSeries[10] = 1;
+  for (int k = 1; k <= 10; ++k)
+    expSeries[10 - k] = expSeries[11 - k] * std::numbers::ln2 / k;
+  llvm::Value *pw = poly(b, f, expSeries);
+  // 2^n, a normal double for n in [-160, 130]; via i32 (AVX2 converts no
+  // double to i64).
+  llvm::Value *ni = b.CreateSExt(b.CreateFPToSI(n, i32), i64);
+  llvm::Value *scale = b.CreateBitCast(
+      b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(i64, 1023)),
+                  llvm::ConstantInt::get(i64, 52)),
+      dt);
+  llvm::Value *res = b.CreateFPTrunc(b.CreateFMul(pw, scale), t);
+
+  // The sign and C's special cases.
+  llvm::Value *yFloor = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, y);
+  llvm::Value *yInteger = b.CreateFCmpOEQ(yFloor, y); // +-inf are even integers
+  llvm::Value *yHalf = b.CreateFMul(y, c(0.5));
+  llvm::Value *yOdd = b.CreateAnd(
+      yInteger,
+      b.CreateFCmpUNE(b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, yHalf), yHalf));
+  llvm::Value *xNegative = b.CreateICmpSLT(b.CreateBitCast(x, i32),
+                                           llvm::Constant::getNullValue(i32));
+  res = b.CreateSelect(b.CreateAnd(xNegative, yOdd), b.CreateFNeg(res), res);
+  llvm::Value *finiteBelowZero =
+      b.CreateAnd(b.CreateFCmpOLT(x, c(0.0)), b.CreateFCmpOGT(x, c(-INFINITY)));
+  res = b.CreateSelect(b.CreateAnd(finiteBelowZero, b.CreateNot(yInteger)), c(NAN), res);
+  res = b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), res);
+  llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(x, c(1.0)), b.CreateFCmpOEQ(y, c(0.0)));
+  llvm::Value *minusOneToInf =
+      b.CreateAnd(b.CreateFCmpOEQ(x, c(-1.0)),
+                  b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y),
+                                  c(INFINITY)));
+  return b.CreateSelect(b.CreateOr(one, minusOneToInf), c(1.0), res);
 }
 
 } // namespace tilejit::codegen

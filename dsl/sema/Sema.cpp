@@ -1120,6 +1120,23 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
                    ops[0]->type());
     return r;
   }
+  if (n == "pow") {
+    if (!args(2, 2))
+      return std::nullopt;
+    auto a = lower(*pos[0]);
+    auto b = a ? lower(*pos[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    // pow is defined on f32 only: two literals are f32, as in exp(1).
+    if (a->isLiteral && b->isLiteral)
+      a->literalIsFloat = true;
+    std::vector<ir::Value *> ops;
+    if (!unify({&*a, &*b}, e.loc, n, ops) ||
+        !requireArithmetic(ops[0], e.loc, n, false, false))
+      return std::nullopt;
+    r.value = emit(OpKind::Pow, e.loc, ops, ops[0]->type());
+    return r;
+  }
   // name -> (op, defined on integers too)
   static const std::map<std::string, std::pair<OpKind, bool>> unary = {
       {"abs", {OpKind::Abs, true}},     {"exp", {OpKind::Exp, false}},
@@ -1128,7 +1145,8 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}},
       {"exp2", {OpKind::Exp2, false}},  {"log2", {OpKind::Log2, false}},
       {"tanh", {OpKind::Tanh, false}},  {"sigmoid", {OpKind::Sigmoid, false}},
-      {"erf", {OpKind::Erf, false}}};
+      {"erf", {OpKind::Erf, false}},    {"sin", {OpKind::Sin, false}},
+      {"cos", {OpKind::Cos, false}}};
   if (auto u = unary.find(n); u != unary.end()) {
     if (!args(1, 1))
       return std::nullopt;

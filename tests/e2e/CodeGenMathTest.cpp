@@ -1,8 +1,9 @@
 //===- CodeGenMathTest.cpp - Error bounds of the math builtins ------------===//
 //
 // Sweeps f32 inputs through the JIT-compiled math builtins (exp, log, exp2,
-// log2, tanh, sigmoid, erf) against double-precision libm, and checks the
-// bounds documented in codegen/llvm/CodeGenMath.cpp and docs/dsl.md. The sweeps are dense in bit pattern (every k-th f32 of the
+// log2, tanh, sigmoid, erf, sin, cos, pow) against double-precision libm,
+// and checks the bounds documented in codegen/llvm/CodeGenMath.cpp and
+// docs/dsl.md. The sweeps are dense in bit pattern (every k-th f32 of the
 // range, so every binade is covered alike); each runs on both vector widths
 // and, for the new builtins, through the scalar code path too. Special
 // values (+-0, +-inf, NaN, and the exact cases such as exp2 of an integer)
@@ -136,7 +137,7 @@ TEST(CodeGenMath, LogWithinTwoUlpAndSpecials) {
 }
 
 //===----------------------------------------------------------------------===//
-// exp2, log2, tanh, sigmoid, erf
+// exp2, log2, tanh, sigmoid, erf, sin, cos, pow
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -290,6 +291,10 @@ const UnaryCase kUnaryCases[] = {
     {"tanh", [](double v) { return std::tanh(v); }, 2.0},
     {"sigmoid", sigmoidRef, 2.0},
     {"erf", [](double v) { return std::erf(v); }, 2.0},
+    // f64 inside, one rounding: 0.5 ulp, plus at most 2^-9 where the
+    // remainder of a large argument keeps 33 bits.
+    {"sin", [](double v) { return std::sin(v); }, 0.51},
+    {"cos", [](double v) { return std::cos(v); }, 0.51},
 };
 
 const UnaryCase &unaryCase(const std::string &fn) {
@@ -377,6 +382,86 @@ TEST(CodeGenMath, ErfWithinTwoUlpAndSpecials) {
   for (float v : bitSweep(0.5f, 4.5f, 200000, true))
     x.push_back(v);
   checkUnary("erf", x, {0.0f, -0.0f, kInf, -kInf, kNaN, 10.0f, -10.0f, kMinSub, -kMinSub});
+}
+
+// Every finite f32: below 2^28 the two-part reduction, above it the
+// Payne-Hanek one; the specials include +-0 (sin keeps the sign).
+TEST(CodeGenMath, SinCosNearlyCorrectlyRoundedOnEveryFiniteInput) {
+  std::vector<float> x = bitSweep(kMinSub, kMax, 1000000, true);
+  // f32 neighbours of multiples of pi/2 leave the smallest remainders.
+  for (int k = 1; k < 200000; k += 7) {
+    float v = static_cast<float>(k * 1.5707963267948966);
+    x.push_back(v);
+    x.push_back(std::nextafter(v, 0.0f));
+    x.push_back(std::nextafter(v, kInf));
+  }
+  std::vector<float> specials = {0.0f, -0.0f, kInf, -kInf, kNaN, kMax, -kMax, kMinSub};
+  checkUnary("sin", x, specials);
+  checkUnary("cos", x, specials);
+}
+
+// A vector whose lanes need both reductions: the large lanes take the
+// branch, the others keep their values.
+TEST(CodeGenMath, SinCosMixLargeAndSmallLanes) {
+  std::vector<float> x;
+  for (int i = 0; i < 4096; ++i)
+    x.push_back(i % 3 == 0 ? std::ldexp(1.0f + i / 4096.0f, 28 + i % 90)
+                           : (i - 2048) * 0.01f);
+  for (const char *fn : {"sin", "cos"})
+    for (const MathPath &path : mathPaths()) {
+      auto y = runMath(path, fn, x);
+      ErrorStats e = measure(x, y, [&](size_t i) { return unaryCase(fn).ref(x[i]); });
+      EXPECT_LE(e.normal, unaryCase(fn).bound) << fn << " on " << path.name();
+    }
+}
+
+// Computed in f64 (y log2|x| to 2^-37) and rounded once.
+TEST(CodeGenMath, PowNearlyCorrectlyRoundedAndFollowsC) {
+  // Bases over every binade (subnormal to the largest), exponents dense in
+  // [-40, 40] plus integers and large values: results overflow, underflow
+  // into the subnormals and to zero; a negative base pairs with integer
+  // exponents (others are the NaN case, checked below).
+  std::vector<float> bases = bitSweep(kMinSub, kMax, 1500, false);
+  std::vector<float> exps = bitSweep(0.0f, 40.0f, 150, true);
+  for (int k = -12; k <= 12; ++k)
+    exps.push_back(static_cast<float>(k));
+  for (float v : {0.5f, -0.5f, 1e5f, -1e5f, 3e9f, -3e9f})
+    exps.push_back(v);
+  std::vector<float> x, p;
+  for (float b : bases)
+    for (float e : exps) {
+      x.push_back(b);
+      p.push_back(e);
+      if (std::nearbyint(e) == e) {
+        x.push_back(-b);
+        p.push_back(e);
+      }
+    }
+  // C99's special cases: every pair of these.
+  std::vector<float> sv = {0.0f, -0.0f, 1.0f, -1.0f, kInf, -kInf, kNaN, 0.5f, -0.5f,
+                           2.0f, -2.0f, 3.0f, -3.0f, 0.25f, -2.5f, 1e30f, -1e30f};
+  std::vector<float> sx, sp;
+  for (float a : sv)
+    for (float b : sv) {
+      sx.push_back(a);
+      sp.push_back(b);
+    }
+  for (const MathPath &path : mathPaths()) {
+    SCOPED_TRACE("pow on " + path.name());
+    auto y = runMath(path, "pow", x, &p);
+    ErrorStats e = measure(x, y, [&](size_t i) {
+      return std::pow(static_cast<double>(x[i]), static_cast<double>(p[i]));
+    });
+    checkBound("pow", path, e.normal, 0.51, x[e.worstNormal]);
+    checkBound("pow.subnormal", path, e.subnormal, 0.51);
+    auto ys = runMath(path, "pow", sx, &sp);
+    for (size_t i = 0; i < sx.size(); ++i) {
+      double want = std::pow(static_cast<double>(sx[i]), static_cast<double>(sp[i]));
+      EXPECT_TRUE(sameAsRounded(ys[i], want))
+          << "pow(" << sx[i] << ", " << sp[i] << ") = " << ys[i] << ", libm "
+          << static_cast<float>(want);
+    }
+  }
 }
 
 // Every f32 bit pattern through the vector code of the builtins named in

@@ -88,6 +88,12 @@ const Case kCases[] = {
     {"unknown_builtin", HEAD "  let a = frobnicate(1);\n}", {{"T", "f32"}}, 2, 11, "unknown builtin 'frobnicate'"},
     {"tanh_of_f16", HEAD "  let t = load(x, [0, 0], [4, 8]);\n  let u = tanh(t);\n}", {{"T", "f16"}}, 3, 11,
      "arithmetic 'tanh' on f16 is not supported; f16 and bf16 are storage types, use cast<f32>"},
+    {"sin_of_int", "kernel k(a: i32) grid(1) {\n  let b = sin(a);\n}", {}, 2, 11, "'sin' needs a float operand, got i32"},
+    {"pow_of_int", "kernel k(a: i32) grid(1) {\n  let b = pow(a, 2);\n}", {}, 2, 11, "'pow' needs a float operand, got i32"},
+    {"pow_arity", HEAD "  let a = pow(s);\n}", {{"T", "f32"}}, 2, 11, "'pow' takes 2 positional arguments, 1 given"},
+    {"pow_mixed_kinds", "kernel k(a: f32, b: i32) grid(1) {\n  let c = pow(a, b);\n}", {}, 2, 11,
+     "mismatched element types f32 and i32 in 'pow'"},
+
     {"cast_without_type", HEAD "  let a = cast(1.0);\n}", {{"T", "f32"}}, 2, 11, "'cast' needs a type argument"},
     {"bitcast_width", HEAD "  let a = bitcast<i16>(s);\n}", {{"T", "f32"}}, 2, 11,
      "bitcast between kinds of different widths"},

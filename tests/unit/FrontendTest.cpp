@@ -95,3 +95,32 @@ TEST(Frontend, PipelineFusesAndPlansSoftmax) {
   EXPECT_GT(k.scratchBytes, 0);
   EXPECT_LE(k.scratchBytes, 196608);
 }
+
+TEST(Frontend, MathBuiltinsLowerToTheirOps) {
+  const char *src = R"(
+kernel k(x: gm<f32>[N], y: gm<f32>[N], s: f32) grid(1) {
+  let t = load(x, [0], [16]);
+  let u = exp2(t) + log2(t) + tanh(t) + sigmoid(t) + erf(t) + sin(t) + cos(t);
+  store(y, [0], u + pow(t, 2) + pow(2.0, t) + pow(t, t));
+  y[0] = pow(s, 0.5) + pow(2, 3) + sin(s);
+}
+)";
+  auto l = lower(src, "k", {});
+  ASSERT_TRUE(l->kernel) << l->diags.renderAll();
+  ir::Kernel &k = *l->kernel;
+  for (ir::OpKind kind : {ir::OpKind::Exp2, ir::OpKind::Log2, ir::OpKind::Tanh,
+                          ir::OpKind::Sigmoid, ir::OpKind::Erf, ir::OpKind::Cos})
+    EXPECT_EQ(countOps(k, kind), 1) << ir::mnemonic(kind);
+  EXPECT_EQ(countOps(k, ir::OpKind::Sin), 2);
+  EXPECT_EQ(countOps(k, ir::OpKind::Pow), 5);
+  // Literals adapt to the other operand (a scalar splats over the tile);
+  // two literals are f32, as pow is defined on f32 only.
+  ir::walk(k, [&](ir::Op &op) {
+    if (op.kind() != ir::OpKind::Pow)
+      return;
+    const ir::Type &t = op.result()->type();
+    EXPECT_EQ(t.elem(), ir::ScalarKind::F32);
+    EXPECT_EQ(op.operand(0)->type(), t);
+    EXPECT_EQ(op.operand(1)->type(), t);
+  });
+}
