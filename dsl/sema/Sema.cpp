@@ -15,6 +15,11 @@
 #include "dsl/syntax/AST.h"
 #include "dsl/syntax/Parser.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -28,7 +33,48 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::OpKind;
 
+const std::vector<std::string> &builtinNames() {
+  // Every name lowerCall lowers, sorted. A call to a name not here is
+  // reported before lowering, so a builtin missing from the list fails its
+  // own tests instead of missing only from the suggestions.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {
+        "abs",     "bitcast",      "broadcast_to", "cast",      "cdiv",
+        "ceil",    "cos",          "dim",          "dot",       "erf",
+        "exp",     "exp2",         "expand_dims",  "floor",     "fma",
+        "full",    "gather",       "iota",         "load",      "log",
+        "log2",    "max",          "min",          "mma",       "num_programs",
+        "pow",     "prefetch",     "program_id",   "reshape",   "round",
+        "rsqrt",   "scatter",      "select",       "sigmoid",   "sin",
+        "sqrt",    "store",        "stride",       "sum",       "tanh",
+        "transpose", "zeros"};
+    assert(std::is_sorted(v.begin(), v.end()) && "binary-searched");
+    return v;
+  }();
+  return names;
+}
+
 namespace {
+
+/// The builtins closest to `name` by edit distance, if within a third of its
+/// length (at least 1): a misspelling, not a different word.
+std::vector<std::string> closeBuiltins(const std::string &name) {
+  unsigned limit = std::max<unsigned>(1, name.size() / 3);
+  std::vector<std::string> best;
+  unsigned bestDistance = limit + 1;
+  for (const std::string &b : builtinNames()) {
+    unsigned d = llvm::StringRef(name).edit_distance(b, true, limit);
+    if (d > limit)
+      continue;
+    if (d < bestDistance) {
+      bestDistance = d;
+      best.clear();
+    }
+    if (d == bestDistance)
+      best.push_back(b);
+  }
+  return best;
+}
 
 /// A lowered expression: an IR value, or a literal whose type is decided by
 /// the operand it meets.
@@ -987,6 +1033,25 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       error(x->loc, what + " must be a compile-time constant");
     return v;
   };
+  const std::vector<std::string> &names = builtinNames();
+  if (!std::binary_search(names.begin(), names.end(), n)) {
+    std::vector<std::string> close = closeBuiltins(n);
+    if (close.empty()) {
+      error(e.loc, "unknown builtin '" + n +
+                       "'; the builtins are listed in docs/dsl.md, section 6");
+      std::string all;
+      for (const std::string &b : names)
+        all += (all.empty() ? "" : ", ") + b;
+      diags_.note(e.loc, "the builtins: " + all);
+      return std::nullopt;
+    }
+    std::string list;
+    for (size_t i = 0; i < close.size(); ++i)
+      list += (i == 0 ? "'" : i + 1 == close.size() ? " or '" : ", '") +
+              close[i] + "'";
+    error(e.loc, "unknown builtin '" + n + "'; did you mean " + list + "?");
+    return std::nullopt;
+  }
   if (e.typeArg && !takesTypeArgument(n)) {
     error(e.loc, "'" + n + "' takes no type argument");
     return std::nullopt;
@@ -1367,8 +1432,7 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
     return lowerMma(e);
   if (n == "load" || n == "store" || n == "gather" || n == "scatter" || n == "prefetch")
     return lowerMemory(e);
-  error(e.loc, "unknown builtin '" + n + "'");
-  return std::nullopt;
+  llvm_unreachable("every name of builtinNames() is lowered above");
 }
 
 std::optional<RValue> Sema::lowerMma(const Expr &e) {

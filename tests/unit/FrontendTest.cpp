@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -123,4 +124,42 @@ kernel k(x: gm<f32>[N], y: gm<f32>[N], s: f32) grid(1) {
     EXPECT_EQ(op.operand(0)->type(), t);
     EXPECT_EQ(op.operand(1)->type(), t);
   });
+}
+
+TEST(Frontend, BuiltinListIsSortedKnownAndDocumented) {
+  const std::vector<std::string> &names = dsl::builtinNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  std::ifstream in(std::string(TILEJIT_SOURCE_ROOT) + "/docs/dsl.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  std::string text = docs.str();
+  size_t section = text.find("## 6. Builtins");
+  ASSERT_NE(section, std::string::npos);
+  std::string table = text.substr(section, text.find("## 7.", section) - section);
+  for (const std::string &n : names) {
+    // Documented: `name(` or `name<` in the table of section 6.
+    EXPECT_TRUE(table.find("`" + n + "(") != std::string::npos ||
+                table.find("`" + n + "<") != std::string::npos ||
+                table.find("`" + n + "`") != std::string::npos)
+        << n << " is not in docs/dsl.md section 6";
+    // Known: a call with no arguments fails on its arguments, not its name.
+    auto l = lower("kernel k() grid(1) {\n  let a = " + n + "();\n}", "k", {});
+    ASSERT_TRUE(l->diags.hasErrors()) << n;
+    EXPECT_EQ(l->diags.diagnostics().front().message.find("unknown builtin"),
+              std::string::npos)
+        << l->diags.renderAll();
+  }
+}
+
+TEST(Frontend, UnknownBuiltinFarFromAllListsThem) {
+  auto l = lower("kernel k() grid(1) {\n  let a = frobnicate(1);\n}", "k", {});
+  ASSERT_TRUE(l->diags.hasErrors());
+  const auto &d = l->diags.diagnostics();
+  ASSERT_EQ(d.size(), 2u) << l->diags.renderAll();
+  EXPECT_EQ(d[1].severity, Severity::Note);
+  std::string all;
+  for (const std::string &n : dsl::builtinNames())
+    all += (all.empty() ? "" : ", ") + n;
+  EXPECT_EQ(d[1].message, "the builtins: " + all);
+  EXPECT_NE(d[1].message.find("sigmoid"), std::string::npos);
 }
