@@ -51,6 +51,10 @@ std::unique_ptr<ParsedFile> parse(DiagnosticEngine &diags, uint32_t buffer);
 /// The AST dump: one node per line, indented, with `line:col` locations.
 std::string printAST(const ParsedFile &file);
 
+/// The names of the builtin functions, sorted (docs/dsl.md, section 6 lists
+/// them with their meaning).
+const std::vector<std::string> &builtinNames();
+
 /// Compile-time parameter values by name, as text ({"T","f16"}, {"D","128"}).
 using SpecValues = std::vector<std::pair<std::string, std::string>>;
 

@@ -154,6 +154,14 @@ llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
     return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b.getFalse());
   case OpKind::Exp: return emitExp(x[0]);
   case OpKind::Log: return emitLog(x[0]);
+  case OpKind::Exp2: return emitExp2(x[0]);
+  case OpKind::Log2: return emitLog2(x[0]);
+  case OpKind::Tanh: return emitTanh(x[0]);
+  case OpKind::Sigmoid: return emitSigmoid(x[0]);
+  case OpKind::Erf: return emitErf(x[0]);
+  case OpKind::Sin: return emitSinCos(x[0], false);
+  case OpKind::Cos: return emitSinCos(x[0], true);
+  case OpKind::Pow: return emitPow(x[0], x[1]);
   case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
   case OpKind::Rsqrt:
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),

@@ -4,7 +4,8 @@
 /// Internal to codegen/llvm: the `CodeGen` class whose methods are spread over
 /// CodeGen.cpp (functions, control flow, scalars, memory, tile shape ops),
 /// CodeGenElementwise.cpp (the elementwise op emitter and fused loops),
-/// CodeGenMath.cpp (exp/log) and CodeGenMma.cpp (the cube unit).
+/// CodeGenMath.cpp (exp, log and the other transcendental functions) and
+/// CodeGenMma.cpp (the cube unit).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
@@ -108,10 +109,20 @@ public:
   void emitSplat(const ir::Op &op);
 
   //===--------------------------------------------------------------------===//
-  // Math (CodeGenMath.cpp)
+  // Math (CodeGenMath.cpp): f32 scalars or vectors in, the same out; the
+  // error bounds and special values are listed at the top of that file.
   //===--------------------------------------------------------------------===//
   llvm::Value *emitExp(llvm::Value *x);
+  llvm::Value *emitExp2(llvm::Value *x);
   llvm::Value *emitLog(llvm::Value *x);
+  llvm::Value *emitLog2(llvm::Value *x);
+  llvm::Value *emitTanh(llvm::Value *x);
+  llvm::Value *emitSigmoid(llvm::Value *x);
+  llvm::Value *emitErf(llvm::Value *x);
+  /// sin(x), or cos(x) with `isCos`.
+  llvm::Value *emitSinCos(llvm::Value *x, bool isCos);
+  /// x^y as C's powf.
+  llvm::Value *emitPow(llvm::Value *x, llvm::Value *y);
 
   //===--------------------------------------------------------------------===//
   // Cube unit (CodeGenMma.cpp)
@@ -170,6 +181,17 @@ private:
   /// Emits `body` at the end of loop `li`'s preheader (run once before the
   /// loop, whether or not it iterates), then restores the insertion point.
   void atPreheader(int li, const std::function<void()> &body);
+  /// Whether f32 values of type `t` are scaled by 2^n in one `vscalefps`
+  /// (16-lane vectors on AVX-512).
+  bool scalesInOneStep(llvm::Type *t) const;
+  /// y * 2^n for f32 y in [0.5, 2) and integral n (f32) in [-152, 129],
+  /// rounded once: into the subnormals, to +0 below them, +inf above.
+  llvm::Value *scaleByPowerOfTwo(llvm::Value *y, llvm::Value *n);
+  /// The Payne-Hanek reduction of f32 angles `a` (>= 0) in the lanes of
+  /// `large` (a >= 2^28, finite), behind a branch taken when any lane is:
+  /// returns `r` (f64) and `q` (quadrant, i64) with those lanes replaced.
+  std::pair<llvm::Value *, llvm::Value *>
+  reduceLargeAngles(llvm::Value *a, llvm::Value *large, llvm::Value *r, llvm::Value *q);
   void emitLoadStore(const ir::Op &op);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);

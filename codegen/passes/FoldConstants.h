@@ -10,7 +10,8 @@ namespace tilejit::passes {
 /// Folds scalar ops whose operands are all constants (with Tile IR's integer
 /// semantics: wrap-around, division by zero = 0, shift amounts modulo the
 /// width; f32 math and f32<->integer casts as IR.h specifies them, but never
-/// `exp`/`log`/`rsqrt`, whose results codegen approximates), forwards the
+/// `exp`/`log`/`rsqrt` and the other math builtins (`exp2` ... `pow`), whose
+/// results codegen approximates), forwards the
 /// chosen operand of a `select` on a constant condition, replaces an `if` on a
 /// constant condition by its taken block, drops `for` loops whose constant
 /// bounds run zero iterations, and removes unused ops without side effects.

@@ -41,6 +41,15 @@
 ///   and `log` are polynomial approximations whose maximum relative error is
 ///   documented and tested in codegen (target: <= 4 ulp on the normal range);
 ///   `rsqrt` is within 2 ulp. exp(-inf) = +0, exp overflow = +inf.
+/// - `exp2`, `log2`, `tanh`, `sigmoid` (1 / (1 + exp(-x))), `erf`, `sin`,
+///   `cos` and `pow` (x^y) on f32 are approximations too, with the bounds
+///   documented and tested in codegen (codegen/llvm/CodeGenMath.cpp; within
+///   2 ulp, sin, cos and pow within 0.51 ulp, sin and cos on every finite
+///   input). A NaN operand gives NaN except where C's pow says otherwise
+///   (pow(x, 0) = pow(1, y) = 1); log2(0) = -inf, log2(x < 0) = NaN; tanh
+///   and sigmoid saturate (tanh(+-inf) = +-1, sigmoid(-inf) = 0); sin and
+///   cos of +-inf are NaN; pow follows C's special cases, including NaN for
+///   a finite negative base with a non-integer exponent.
 /// - `cast` converts values: int->int truncates or extends by the source's
 ///   signedness; int->float rounds to nearest even; float->int rounds toward
 ///   zero and saturates to the destination range, NaN -> 0; f32->f16/bf16
@@ -257,6 +266,27 @@ inline bool isElementwise(OpKind k) {
   OpFamily f = family(k);
   return f == OpFamily::Unary || f == OpFamily::Binary ||
          f == OpFamily::Ternary;
+}
+/// True for the elementwise ops defined on f32 only: exp, log, sqrt, rsqrt
+/// and the other transcendental functions (exp2 ... pow).
+inline bool isFloatMath(OpKind k) {
+  switch (k) {
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Exp2:
+  case OpKind::Log2:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Pow:
+    return true;
+  default:
+    return false;
+  }
 }
 
 enum class CmpPredicate : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };

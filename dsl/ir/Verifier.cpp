@@ -191,6 +191,8 @@ private:
       if (storage && op.kind() != OpKind::Cast && op.kind() != OpKind::Bitcast &&
           op.kind() != OpKind::Select)
         fail(op, "arithmetic on f16/bf16 (storage kinds)");
+      else if (isFloatMath(op.kind()) && k != ScalarKind::F32)
+        fail(op, "is defined on f32 only");
       return;
     }
     default:

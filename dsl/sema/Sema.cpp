@@ -19,8 +19,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -34,6 +34,27 @@ using namespace ast;
 using ir::ScalarKind;
 using ir::Type;
 using ir::OpKind;
+
+const std::vector<std::string> &builtinNames() {
+  // Every name lowerCall lowers, sorted. A call to a name not here is
+  // reported before lowering, so a builtin missing from the list fails its
+  // own tests instead of missing only from the suggestions.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {
+        "abs",     "bitcast",      "broadcast_to", "cast",      "cdiv",
+        "ceil",    "cos",          "dim",          "dot",       "erf",
+        "exp",     "exp2",         "expand_dims",  "floor",     "fma",
+        "full",    "gather",       "iota",         "load",      "log",
+        "log2",    "max",          "min",          "mma",       "num_programs",
+        "pow",     "prefetch",     "program_id",   "reshape",   "round",
+        "rsqrt",   "scatter",      "select",       "sigmoid",   "sin",
+        "sqrt",    "store",        "stride",       "sum",       "tanh",
+        "transpose", "zeros"};
+    assert(std::is_sorted(v.begin(), v.end()) && "binary-searched");
+    return v;
+  }();
+  return names;
+}
 
 namespace {
 
@@ -1120,6 +1141,21 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       error(x->loc, what + " must be a compile-time constant");
     return v;
   };
+  const std::vector<std::string> &names = builtinNames();
+  if (!std::binary_search(names.begin(), names.end(), n)) {
+    std::string hint = didYouMean(n, names);
+    if (hint.empty()) {
+      error(e.loc, "unknown builtin '" + n +
+                       "'; the builtins are listed in docs/dsl.md, section 6");
+      std::string all;
+      for (const std::string &b : names)
+        all += (all.empty() ? "" : ", ") + b;
+      diags_.note(e.loc, "the builtins: " + all);
+      return std::nullopt;
+    }
+    error(e.loc, "unknown builtin '" + n + "'" + hint);
+    return std::nullopt;
+  }
   if (e.typeArg && !takesTypeArgument(n)) {
     error(e.loc, "'" + n + "' takes no type argument");
     return std::nullopt;
@@ -1253,11 +1289,33 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
                    ops[0]->type());
     return r;
   }
+  if (n == "pow") {
+    if (!args(2, 2))
+      return std::nullopt;
+    auto a = lower(*pos[0]);
+    auto b = a ? lower(*pos[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    // pow is defined on f32 only: two literals are f32, as in exp(1).
+    if (a->isLiteral && b->isLiteral)
+      a->literalIsFloat = true;
+    std::vector<ir::Value *> ops;
+    if (!unify({&*a, &*b}, e.loc, n, ops) ||
+        !requireArithmetic(ops[0], e.loc, n, false, false))
+      return std::nullopt;
+    r.value = emit(OpKind::Pow, e.loc, ops, ops[0]->type());
+    return r;
+  }
+  // name -> (op, defined on integers too)
   static const std::map<std::string, std::pair<OpKind, bool>> unary = {
       {"abs", {OpKind::Abs, true}},     {"exp", {OpKind::Exp, false}},
       {"log", {OpKind::Log, false}},    {"sqrt", {OpKind::Sqrt, false}},
       {"rsqrt", {OpKind::Rsqrt, false}}, {"floor", {OpKind::Floor, false}},
-      {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}}};
+      {"ceil", {OpKind::Ceil, false}},  {"round", {OpKind::Round, true}},
+      {"exp2", {OpKind::Exp2, false}},  {"log2", {OpKind::Log2, false}},
+      {"tanh", {OpKind::Tanh, false}},  {"sigmoid", {OpKind::Sigmoid, false}},
+      {"erf", {OpKind::Erf, false}},    {"sin", {OpKind::Sin, false}},
+      {"cos", {OpKind::Cos, false}}};
   if (auto u = unary.find(n); u != unary.end()) {
     if (!args(1, 1))
       return std::nullopt;
@@ -1478,8 +1536,7 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
     return lowerMma(e);
   if (n == "load" || n == "store" || n == "gather" || n == "scatter" || n == "prefetch")
     return lowerMemory(e);
-  error(e.loc, "unknown builtin '" + n + "'");
-  return std::nullopt;
+  llvm_unreachable("every name of builtinNames() is lowered above");
 }
 
 std::optional<RValue> Sema::lowerMma(const Expr &e) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -95,4 +96,71 @@ TEST(Frontend, PipelineFusesAndPlansSoftmax) {
   EXPECT_TRUE(k.buffersPlanned);
   EXPECT_GT(k.scratchBytes, 0);
   EXPECT_LE(k.scratchBytes, 196608);
+}
+
+TEST(Frontend, MathBuiltinsLowerToTheirOps) {
+  const char *src = R"(
+kernel k(x: gm<f32>[N], y: gm<f32>[N], s: f32) grid(1) {
+  let t = load(x, [0], [16]);
+  let u = exp2(t) + log2(t) + tanh(t) + sigmoid(t) + erf(t) + sin(t) + cos(t);
+  store(y, [0], u + pow(t, 2) + pow(2.0, t) + pow(t, t));
+  y[0] = pow(s, 0.5) + pow(2, 3) + sin(s);
+}
+)";
+  auto l = lower(src, "k", {});
+  ASSERT_TRUE(l->kernel) << l->diags.renderAll();
+  ir::Kernel &k = *l->kernel;
+  for (ir::OpKind kind : {ir::OpKind::Exp2, ir::OpKind::Log2, ir::OpKind::Tanh,
+                          ir::OpKind::Sigmoid, ir::OpKind::Erf, ir::OpKind::Cos})
+    EXPECT_EQ(countOps(k, kind), 1) << ir::mnemonic(kind);
+  EXPECT_EQ(countOps(k, ir::OpKind::Sin), 2);
+  EXPECT_EQ(countOps(k, ir::OpKind::Pow), 5);
+  // Literals adapt to the other operand (a scalar splats over the tile);
+  // two literals are f32, as pow is defined on f32 only.
+  ir::walk(k, [&](ir::Op &op) {
+    if (op.kind() != ir::OpKind::Pow)
+      return;
+    const ir::Type &t = op.result()->type();
+    EXPECT_EQ(t.elem(), ir::ScalarKind::F32);
+    EXPECT_EQ(op.operand(0)->type(), t);
+    EXPECT_EQ(op.operand(1)->type(), t);
+  });
+}
+
+TEST(Frontend, BuiltinListIsSortedKnownAndDocumented) {
+  const std::vector<std::string> &names = dsl::builtinNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  std::ifstream in(std::string(TILEJIT_SOURCE_ROOT) + "/docs/dsl.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  std::string text = docs.str();
+  size_t section = text.find("## 6. Builtins");
+  ASSERT_NE(section, std::string::npos);
+  std::string table = text.substr(section, text.find("## 7.", section) - section);
+  for (const std::string &n : names) {
+    // Documented: `name(` or `name<` in the table of section 6.
+    EXPECT_TRUE(table.find("`" + n + "(") != std::string::npos ||
+                table.find("`" + n + "<") != std::string::npos ||
+                table.find("`" + n + "`") != std::string::npos)
+        << n << " is not in docs/dsl.md section 6";
+    // Known: a call with no arguments fails on its arguments, not its name.
+    auto l = lower("kernel k() grid(1) {\n  let a = " + n + "();\n}", "k", {});
+    ASSERT_TRUE(l->diags.hasErrors()) << n;
+    EXPECT_EQ(l->diags.diagnostics().front().message.find("unknown builtin"),
+              std::string::npos)
+        << l->diags.renderAll();
+  }
+}
+
+TEST(Frontend, UnknownBuiltinFarFromAllListsThem) {
+  auto l = lower("kernel k() grid(1) {\n  let a = frobnicate(1);\n}", "k", {});
+  ASSERT_TRUE(l->diags.hasErrors());
+  const auto &d = l->diags.diagnostics();
+  ASSERT_EQ(d.size(), 2u) << l->diags.renderAll();
+  EXPECT_EQ(d[1].severity, Severity::Note);
+  std::string all;
+  for (const std::string &n : dsl::builtinNames())
+    all += (all.empty() ? "" : ", ") + n;
+  EXPECT_EQ(d[1].message, "the builtins: " + all);
+  EXPECT_NE(d[1].message.find("sigmoid"), std::string::npos);
 }

@@ -97,8 +97,17 @@ const char *const kAllOps = R"TIR(kernel @all(%a: tensor<f32, 2>, %idx: tensor<i
     %39 = cast %38 : tile<i64, 4, 16>
     %40 = gather %a, %39, %39, %10 {mask} : tile<f32, 4, 16>
     scatter %a, %39, %39, %40, %10 {mask}
+    %41 = exp2 %40 : tile<f32, 4, 16>
+    %42 = log2 %41 : tile<f32, 4, 16>
+    %43 = tanh %42 : tile<f32, 4, 16>
+    %44 = sigmoid %43 : tile<f32, 4, 16>
+    %45 = erf %44 : tile<f32, 4, 16>
+    %46 = sin %45 : tile<f32, 4, 16>
+    %47 = cos %45 : tile<f32, 4, 16>
+    %48 = pow %46, %47 : tile<f32, 4, 16>
     store %a, %2, %3, %31
     store %a, %2, %3, %9, %10 {mask}
+    store %a, %2, %3, %48
   }
 }
 )TIR";

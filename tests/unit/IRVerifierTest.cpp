@@ -269,3 +269,26 @@ TEST(IRVerifier, RequirePlannedChecksAlignmentAndLoopArguments) {
             "11:invalid 'for': tile iteration argument has no valid planned "
             "buffer");
 }
+
+TEST(IRVerifier, MathIsDefinedOnF32Only) {
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : i32\n"
+                                  "    %2 = tanh %1 : i32\n")),
+            "8:invalid 'tanh': is defined on f32 only");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : i64\n"
+                                  "    %2 = exp %1 : i64\n")),
+            "8:invalid 'exp': is defined on f32 only");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 1} : f16\n"
+                                  "    %2 = sin %1 : f16\n")),
+            "8:invalid 'sin': arithmetic on f16/bf16 (storage kinds)");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 2.0} : f32\n"
+                                  "    %2 = const {value = 3} : i32\n"
+                                  "    %3 = pow %1, %2 : f32\n")),
+            "9:invalid 'pow': operand element kind differs from the result's");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 2.0} : f32\n"
+                                  "    %2 = pow %1 : f32\n")),
+            "8:invalid 'pow': has 1 operands, expected 2");
+  EXPECT_EQ(verifyText(kernelWith("    %1 = const {value = 2.0} : f32\n"
+                                  "    %2 = pow %1, %1 : f32\n"
+                                  "    %3 = sigmoid %2 : f32\n")),
+            "ok");
+}
