@@ -265,11 +265,10 @@ std::optional<std::string> canonicalValue(const CompileParam &p,
       digits.erase(0, 2);
     }
     bool wellFormed = !digits.empty() && std::isalnum(static_cast<unsigned char>(digits[0]));
+    const std::string number = negative ? "-" + digits : digits;
     char *end = nullptr;
     errno = 0;
-    long long v = wellFormed ? std::strtoll((negative ? "-" + digits : digits).c_str(),
-                                            &end, base)
-                             : 0;
+    long long v = wellFormed ? std::strtoll(number.c_str(), &end, base) : 0;
     wellFormed = wellFormed && *end == '\0';
     if (p.kind == CompileParam::Kind::Bool) {
       if (!wellFormed || errno == ERANGE || (v != 0 && v != 1)) {

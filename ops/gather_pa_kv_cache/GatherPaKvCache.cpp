@@ -213,11 +213,11 @@ int64_t pow2Tile(int64_t n, int64_t lo, int64_t hi) {
 /// into itself, so it lives behind a shared_ptr and is never copied).
 using Launch = KernelLaunch;
 
-void pack(rt::ArgPack &p, rt::ElemType type, const TensorView &t) {
-  p.tensor(type, t.firstElement(), t.shape, t.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const TensorView &t, const char *name) {
+  p.tensor(type, t.firstElement(), t.shape, t.strides).named(name);
 }
-void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f) {
-  p.tensor(type, f.data, f.sizes, f.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f, const char *name) {
+  p.tensor(type, f.data, f.sizes, f.strides).named(name);
 }
 
 /// A [NB, bs * H] (cache) or [T * H] (output) view whose innermost stride
@@ -269,9 +269,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const bool stream =
       streamsOutput((kr.numel() + vr.numel()) * kr.elementSize());
   auto packIndices = [&] {
-    pack(p, elemType(idx), *a.blockTables);
-    pack(p, elemType(idx), *a.seqLens);
-    pack(p, elemType(idx), offs);
+    pack(p, elemType(idx), *a.blockTables, "tables");
+    pack(p, elemType(idx), *a.seqLens, "seq_lens");
+    pack(p, elemType(idx), offs, "offs");
   };
   if (nz) {
     const int64_t bs = kc.dim(2);
@@ -287,26 +287,29 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
       return s;
     // The caches position-major ([NB, BS, C, E], two axes swapped) and the
     // outputs as [T, C, E] (strip c of row d at [d, c, 0]).
-    auto byPosition = [&](const TensorView &cache) {
-      pack(p, elemType(u), FlatView{cache.firstElement(),
-                       {cache.dim(0), cache.dim(2), cache.dim(1), cache.dim(3)},
-                       {cache.strides[0], cache.strides[2], cache.strides[1],
-                        cache.strides[3]}});
+    auto byPosition = [&](const TensorView &cache, const char *name) {
+      pack(p, elemType(u),
+           FlatView{cache.firstElement(),
+                    {cache.dim(0), cache.dim(2), cache.dim(1), cache.dim(3)},
+                    {cache.strides[0], cache.strides[2], cache.strides[1], cache.strides[3]}},
+           name);
     };
-    auto strips = [&](const TensorView &o, const TensorView &cache) {
+    auto strips = [&](const TensorView &o, const TensorView &cache, const char *name) {
       const int64_t e = cache.dim(3);
-      pack(p, elemType(u), FlatView{o.firstElement(),
-                       {o.dim(0), cache.dim(1), e},
-                       {o.strides[0], o.strides[1] * e, o.strides[1]}});
+      pack(p, elemType(u),
+           FlatView{o.firstElement(),
+                    {o.dim(0), cache.dim(1), e},
+                    {o.strides[0], o.strides[1] * e, o.strides[1]}},
+           name);
     };
-    byPosition(kc);
-    byPosition(vc);
+    byPosition(kc, "key_cache");
+    byPosition(vc, "value_cache");
     packIndices();
-    strips(kr, kc);
-    strips(vr, vc);
-    p.boolean(a.isSeqLensCumsum);
-    p.boolean(hasOff);
-    p.i64(programsForShapes(a, bs));
+    strips(kr, kc, "key_out");
+    strips(vr, vc, "value_out");
+    p.boolean(a.isSeqLensCumsum).named("cumsum");
+    p.boolean(hasOff).named("has_off");
+    p.i64(programsForShapes(a, bs)).named("P");
     return Status::ok();
   }
   const int64_t bs = kc.dim(1);
@@ -328,18 +331,18 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                              &out.use);
         !s)
       return s;
-    pack(p, elemType(u), *kcFlat);
-    pack(p, elemType(u), *vcFlat);
+    pack(p, elemType(u), *kcFlat, "key_cache");
+    pack(p, elemType(u), *vcFlat, "value_cache");
     packIndices();
-    pack(p, elemType(u), *krFlat);
-    pack(p, elemType(u), *vrFlat);
-    p.i64(kr.dim(0));
-    p.i64(hk);
-    p.i64(hv);
-    p.i64(bs);
-    p.boolean(a.isSeqLensCumsum);
-    p.boolean(hasOff);
-    p.i64(programsForShapes(a, bs));
+    pack(p, elemType(u), *krFlat, "key_out");
+    pack(p, elemType(u), *vrFlat, "value_out");
+    p.i64(kr.dim(0)).named("T");
+    p.i64(hk).named("hk");
+    p.i64(hv).named("hv");
+    p.i64(bs).named("bs");
+    p.boolean(a.isSeqLensCumsum).named("cumsum");
+    p.boolean(hasOff).named("has_off");
+    p.i64(programsForShapes(a, bs)).named("P");
     return Status::ok();
   }
   // Any other Norm layout: token rows through strided views, the head axes
@@ -373,14 +376,14 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
                            &out.use);
       !s)
     return s;
-  pack(p, elemType(u), kcv);
-  pack(p, elemType(u), vcv);
+  pack(p, elemType(u), kcv, "key_cache");
+  pack(p, elemType(u), vcv, "value_cache");
   packIndices();
-  pack(p, elemType(u), krv);
-  pack(p, elemType(u), vrv);
-  p.boolean(a.isSeqLensCumsum);
-  p.boolean(hasOff);
-  p.i64(programsForShapes(a, bs));
+  pack(p, elemType(u), krv, "key_out");
+  pack(p, elemType(u), vrv, "value_out");
+  p.boolean(a.isSeqLensCumsum).named("cumsum");
+  p.boolean(hasOff).named("has_off");
+  p.i64(programsForShapes(a, bs)).named("P");
   return Status::ok();
 }
 

@@ -534,8 +534,8 @@ bool sortsTokens(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
          a.key->dim(0) < (int64_t(1) << 31);
 }
 
-void pack(rt::ArgPack &p, rt::ElemType type, const ArgView &v) {
-  p.tensor(type, v.data, v.sizes, v.strides);
+void pack(rt::ArgPack &p, rt::ElemType type, const ArgView &v, const char *name) {
+  p.tensor(type, v.data, v.sizes, v.strides).named(name);
 }
 
 Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
@@ -593,13 +593,13 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
             getKernel(source(), "scatter_rows", spec, out.kernel, &out.use);
         !s)
       return s;
-    pack(p, elemType(u), kv);
-    pack(p, elemType(idx), asIs(slots));
-    pack(p, elemType(u), kcv);
-    pack(p, elemType(u), vv);
-    pack(p, elemType(u), vcv);
-    p.i64(kc.dim(1));
-    p.i64(programsOf(a, kc));
+    pack(p, elemType(u), kv, "key");
+    pack(p, elemType(idx), asIs(slots), "slots");
+    pack(p, elemType(u), kcv, "key_cache");
+    pack(p, elemType(u), vv, "value");
+    pack(p, elemType(u), vcv, "value_cache");
+    p.i64(kc.dim(1)).named("bs");
+    p.i64(programsOf(a, kc)).named("P");
     return Status::ok();
   }
   if (sc == Scenario::S1) {
@@ -636,19 +636,19 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     // merge sort's other buffer.
     if (sort)
       out.ws.resize(static_cast<size_t>(programs * 2 * tokens));
-    pack(p, elemType(u), strips3(*kf, e));
-    pack(p, elemType(idx), asIs(slots));
-    pack(p, elemType(u), positionMajor(kc));
-    pack(p, elemType(u), strips3(*vf, e));
-    pack(p, elemType(u), positionMajor(vc));
-    pack(p, elemType(u), stripMajor(*kf, e));
-    pack(p, elemType(u), asIs(kc));
-    pack(p, elemType(u), stripMajor(*vf, e));
-    pack(p, elemType(u), asIs(vc));
-    pack(p, elemType(u), flatRows(*kf));
-    pack(p, elemType(u), flatRows(*vf));
+    pack(p, elemType(u), strips3(*kf, e), "key");
+    pack(p, elemType(idx), asIs(slots), "slots");
+    pack(p, elemType(u), positionMajor(kc), "key_cache");
+    pack(p, elemType(u), strips3(*vf, e), "value");
+    pack(p, elemType(u), positionMajor(vc), "value_cache");
+    pack(p, elemType(u), stripMajor(*kf, e), "key_t");
+    pack(p, elemType(u), asIs(kc), "key_cache_t");
+    pack(p, elemType(u), stripMajor(*vf, e), "value_t");
+    pack(p, elemType(u), asIs(vc), "value_cache_t");
+    pack(p, elemType(u), flatRows(*kf), "key_f");
+    pack(p, elemType(u), flatRows(*vf), "value_f");
     p.tensor(out.ws.data(), {sort ? programs : 0, 2, sort ? tokens : 0}).named("ws");
-    p.i64(programs);
+    p.i64(programs).named("P");
     return Status::ok();
   }
   // S3, S4, S5: one head vector per cache row.
@@ -698,17 +698,17 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
       !s)
     return s;
   const TensorView *offs = a.compressSeqOffsetOptional;
-  pack(p, elemType(u), kv);
-  pack(p, elemType(u), fromFlat(*kcf));
-  pack(p, elemType(u), vv);
-  pack(p, elemType(u), fromFlat(*vcf));
-  pack(p, elemType(idx), perHead(slots, b, n));
-  pack(p, elemType(idx), perHead(*a.compressLensOptional, b, n));
-  pack(p, elemType(idx), perHead(mode == HeadMode::Tail || !offs ? slots : *offs, b, n));
-  pack(p, elemType(idx), asIs(*a.seqLensOptional));
-  p.i64(padded ? k.dim(1) : 0);
-  p.i64(kc.dim(1));
-  p.i64(programsOf(a, kc));
+  pack(p, elemType(u), kv, "key");
+  pack(p, elemType(u), fromFlat(*kcf), "key_cache");
+  pack(p, elemType(u), vv, "value");
+  pack(p, elemType(u), fromFlat(*vcf), "value_cache");
+  pack(p, elemType(idx), perHead(slots, b, n), "slots");
+  pack(p, elemType(idx), perHead(*a.compressLensOptional, b, n), "lens");
+  pack(p, elemType(idx), perHead(mode == HeadMode::Tail || !offs ? slots : *offs, b, n), "offs");
+  pack(p, elemType(idx), asIs(*a.seqLensOptional), "seq_lens");
+  p.i64(padded ? k.dim(1) : 0).named("S");
+  p.i64(kc.dim(1)).named("bs");
+  p.i64(programsOf(a, kc)).named("P");
   return Status::ok();
 }
 

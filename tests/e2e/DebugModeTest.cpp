@@ -25,7 +25,7 @@ const char *kAccesses = R"(kernel acc<BN: i64 = 16>(x: gm<f32>[N], y: gm<f32>[N]
   if mode == 0 {
     store(y, [i], load(x, [i], [BN]) * 2.0);
   }
-  if mode == 1 {
+  if mode == 1 && i == 0 {
     s[0] = x[i + shift];
   }
   if mode == 2 {

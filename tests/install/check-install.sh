@@ -37,7 +37,8 @@ stray=$(nm -D --defined-only "$lib" | awk '{print $3}' | c++filt \
 cp "$src/consumer.c" "$src/consumer_api.cpp" "$work/consumer/"
 cp "$src/CMakeLists.txt.in" "$work/consumer/CMakeLists.txt"
 cmake -S "$work/consumer" -B "$work/consumer/build" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_FLAGS="${CONSUMER_FLAGS:-}" >/dev/null
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_FLAGS="${CONSUMER_FLAGS:-}" \
+  -DCMAKE_CXX_FLAGS="${CONSUMER_FLAGS:-}" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
 "$work/consumer/build/consumer"
 "$work/consumer/build/consumer_api"
