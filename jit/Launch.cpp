@@ -14,11 +14,11 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <mutex>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace tilejit::jit {
@@ -55,8 +55,6 @@ struct Scratch {
 };
 
 thread_local Scratch threadScratch;
-
-
 
 /// TILEJIT_NUM_THREADS, read once per process; 0 for no cap.
 int threadCap() {
@@ -96,12 +94,12 @@ llvm::Error CompiledKernel::check(const rt::ArgPack &args) const {
     if (!p.tensor)
       continue;
     const auto *d = static_cast<const rt::TensorDesc *>(args.data()[i]);
+    if (e.givenRank != p.rank)
+      return fail(i, "is " + declared(p) + "; given rank " + std::to_string(e.givenRank));
     if (d->rank != p.rank)
-      return fail(i, "is " + declared(p) + "; given " +
-                         (d->rank < 0 ? std::string("sizes and strides of different lengths")
-                                      : "rank " + std::to_string(e.givenRank)));
+      return fail(i, "is " + declared(p) + "; given sizes and strides of different lengths");
     bool empty = false;
-    for (int64_t a = 0; a < d->rank; ++a) {
+    for (int64_t a = 0; a < std::min<int64_t>(d->rank, rt::kMaxRank); ++a) {
       if (d->sizes[a] < 0)
         return fail(i, "size " + std::to_string(d->sizes[a]) + " of axis " + std::to_string(a) +
                            " is negative");

@@ -195,6 +195,10 @@ TEST(KernelCache, LaunchChecksTheArgumentsAgainstTheSignature) {
       {[&](rt::ArgPack &a) { a.tensor(x2.data(), {100, 2}).tensor(y.data(), {100}).f32(3); },
        "argument 0 ('x') of kernel scale: is a tensor gm<f32> of rank 1; given rank 2"},
       {[&](rt::ArgPack &a) {
+         a.tensor(x.data(), {1, 1, 1, 1, 1, 1, 100}).tensor(y.data(), {100}).f32(3);
+       },
+       "argument 0 ('x') of kernel scale: is a tensor gm<f32> of rank 1; given rank 7"},
+      {[&](rt::ArgPack &a) {
          a.tensor(x.data(), {100}).tensor(y.data(), {100}, {1, 1}).f32(3);
        },
        "argument 1 ('y') of kernel scale: is a tensor gm<f32> of rank 1; given sizes and "
