@@ -197,7 +197,7 @@ llvm::Error CompiledKernel::run(void *const *args, int numThreads) const {
 
 namespace tilejit::rt {
 
-extern "C" void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
+extern "C" TILEJIT_API void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
                                                 int64_t extent, int64_t size) {
   jit::BoundsRecord *r = jit::currentRecord;
   if (!r)

@@ -30,6 +30,12 @@
 #include <type_traits>
 #include <vector>
 
+/// Marks what libtilejit.so exports: the library is built with
+/// -fvisibility=hidden, so a declaration without it stays inside.
+#ifndef TILEJIT_API
+#define TILEJIT_API __attribute__((visibility("default")))
+#endif
+
 namespace tilejit::rt {
 
 constexpr int kMaxRank = 6;
@@ -76,11 +82,11 @@ using GridFn = int64_t (*)(void *const *args, int64_t *grid);
 /// Neither follows an index outside the tensor.
 constexpr const char *kLoadTileSymbol = "tilejit_rt_load_tile";
 constexpr const char *kStoreTileSymbol = "tilejit_rt_store_tile";
-extern "C" void tilejit_rt_load_tile(void *buffer, const TensorDesc *tensor, int64_t rank,
+extern "C" TILEJIT_API void tilejit_rt_load_tile(void *buffer, const TensorDesc *tensor, int64_t rank,
                                      const int64_t *offsets, const int64_t *shape,
                                      int64_t tileRank, int64_t elemBytes,
                                      const uint8_t *mask, const void *other, int64_t boolean);
-extern "C" void tilejit_rt_store_tile(const void *buffer, const TensorDesc *tensor,
+extern "C" TILEJIT_API void tilejit_rt_store_tile(const void *buffer, const TensorDesc *tensor,
                                       int64_t rank, const int64_t *offsets,
                                       const int64_t *shape, int64_t tileRank,
                                       int64_t elemBytes, const uint8_t *mask);
@@ -145,7 +151,7 @@ struct ParamSig {
 /// [index, index + extent) along `axis` misses [0, size)). The launch that
 /// runs the program stops at the first report and returns it as its error.
 constexpr const char *kBoundsViolationSymbol = "tilejit_rt_bounds_violation";
-extern "C" void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
+extern "C" TILEJIT_API void tilejit_rt_bounds_violation(const char *site, int64_t axis, int64_t index,
                                             int64_t extent, int64_t size);
 
 /// The symbol names of one compiled kernel.

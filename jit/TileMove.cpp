@@ -114,7 +114,7 @@ void forEachRun(const uint8_t *mask, int64_t lo, int64_t hi, Fn &&run) {
 
 } // namespace
 
-extern "C" void tilejit_rt_load_tile(void *buffer, const TensorDesc *t, int64_t rank,
+extern "C" TILEJIT_API void tilejit_rt_load_tile(void *buffer, const TensorDesc *t, int64_t rank,
                                      const int64_t *off, const int64_t *shape,
                                      int64_t tileRank, int64_t eb, const uint8_t *mask,
                                      const void *other, int64_t boolean) {
@@ -142,7 +142,7 @@ extern "C" void tilejit_rt_load_tile(void *buffer, const TensorDesc *t, int64_t 
   });
 }
 
-extern "C" void tilejit_rt_store_tile(const void *buffer, const TensorDesc *t, int64_t rank,
+extern "C" TILEJIT_API void tilejit_rt_store_tile(const void *buffer, const TensorDesc *t, int64_t rank,
                                       const int64_t *off, const int64_t *shape,
                                       int64_t tileRank, int64_t eb, const uint8_t *mask) {
   const int64_t n = shape[tileRank - 1], stride = t->strides[rank - 1];

@@ -4,4 +4,4 @@
 // gives the target a source of its own.
 //
 //===----------------------------------------------------------------------===//
-extern "C" const char *tilejit_version_string() { return "tilejit"; }
+extern "C" __attribute__((visibility("default"))) const char *tilejit_version_string() { return "tilejit"; }

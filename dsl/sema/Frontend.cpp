@@ -180,6 +180,8 @@ public:
       for (size_t i = 0; i < p.dims.size(); ++i)
         text += (i ? ", " : "") + p.dims[i];
       line(1, text + (p.isTensor ? "]" : ""), p.loc);
+      if (p.guard)
+        expr(2, *p.guard, "if");
     }
     for (const auto &g : k.grid)
       expr(1, *g, "grid");

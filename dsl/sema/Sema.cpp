@@ -71,7 +71,7 @@ struct RValue {
 
 struct Binding {
   enum class Kind { Value, Var, Tensor, Size, CInt, CBool, CType, Enumerator,
-                    ScalarParam } kind;
+                    ScalarParam, Absent } kind;
   ir::Value *value = nullptr; ///< Value/Var: current value
   Type declType;              ///< Var: the fixed type
   unsigned param = 0, axis = 0;
@@ -99,6 +99,17 @@ private:
   // Scopes.
   void push() { scopes_.emplace_back(); }
   void pop() { scopes_.pop_back(); }
+  /// If `bnd` is a parameter absent from this specialisation, says so at
+  /// `loc` and returns true.
+  bool reportAbsent(const Binding *bnd, const std::string &name, SourceLoc loc) {
+    if (!bnd || bnd->kind != Binding::Kind::Absent)
+      return false;
+    const SourceLoc &g = k_.params[bnd->param].guard->loc;
+    error(loc, "parameter '" + name + "' is absent from this specialisation: the "
+               "condition of its declaration (line " + std::to_string(g.line) +
+               ") is false; use it only under an 'if' on that condition");
+    return true;
+  }
   Binding *lookup(const std::string &name) {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto f = it->find(name);
@@ -575,13 +586,31 @@ std::optional<std::vector<int64_t>> Sema::constShape(const Expr &e,
 bool Sema::bindParams() {
   push();
   std::map<std::string, std::pair<unsigned, unsigned>> sizes;
-  for (unsigned i = 0; i < k_.params.size(); ++i) {
-    const ast::Param &p = k_.params[i];
+  for (unsigned ai = 0; ai < k_.params.size(); ++ai) {
+    const ast::Param &p = k_.params[ai];
     auto elem = resolveScalar(p.elemType);
     if (!elem)
       return false;
     if (p.elemType.isTile)
       return error(p.elemType.loc, "a parameter cannot be a tile; use gm<T>[...]");
+    if (p.guard) {
+      auto present = constEval(*p.guard);
+      if (!present)
+        return error(p.guard->loc, "the condition of parameter '" + p.name +
+                                       "' must be a compile-time constant (made of "
+                                       "compile-time parameters and literals)");
+      if (!*present) {
+        // Not part of this specialisation: no runtime argument, no sizes.
+        Binding a;
+        a.kind = Binding::Kind::Absent;
+        a.param = ai;
+        if (!declare(p.name, a, p.loc))
+          return false;
+        continue;
+      }
+    }
+    // The parameter's position in the kernel (absent ones take none).
+    const auto i = static_cast<unsigned>(kernel_->params.size());
     if (!p.isTensor) {
       if (*elem != ScalarKind::I1 && *elem != ScalarKind::I32 &&
           *elem != ScalarKind::I64 && *elem != ScalarKind::F32)
@@ -634,7 +663,7 @@ bool Sema::bindParams() {
         c.otherAxis = it->second.second;
         c.message = p.name + ": size of axis " + std::to_string(a) +
                     " must equal " + d + " (size of " +
-                    k_.params[c.otherParam].name + " axis " +
+                    kernel_->params[c.otherParam].name + " axis " +
                     std::to_string(c.otherAxis) + ")";
         kernel_->constraints.push_back(c);
         continue;
@@ -900,6 +929,9 @@ std::optional<RValue> Sema::lower(const Expr &e) {
       error(e.loc, "tensor '" + e.name +
                        "' used as a value; index it or pass it to load");
       return std::nullopt;
+    case Binding::Kind::Absent:
+      reportAbsent(bnd, e.name, e.loc);
+      return std::nullopt;
     }
     return std::nullopt;
   }
@@ -912,7 +944,8 @@ std::optional<RValue> Sema::lower(const Expr &e) {
   case ExprKind::Index: {
     Binding *bnd = lookup(e.name);
     if (!bnd || bnd->kind != Binding::Kind::Tensor) {
-      error(e.loc, "'" + e.name + "' is not a tensor and cannot be indexed");
+      if (!reportAbsent(bnd, e.name, e.loc))
+        error(e.loc, "'" + e.name + "' is not a tensor and cannot be indexed");
       return std::nullopt;
     }
     const Type &tt = kernel_->params[bnd->param].type;
@@ -1082,6 +1115,8 @@ const Binding *Sema::tensorArg(const Expr &e, const std::string &builtin) {
     Binding *bnd = lookup(e.name);
     if (bnd && bnd->kind == Binding::Kind::Tensor)
       return bnd;
+    if (reportAbsent(bnd, e.name, e.loc))
+      return nullptr;
   }
   error(e.loc, "expected a tensor parameter as the first argument of '" +
                    builtin + "'");
@@ -1938,7 +1973,9 @@ bool Sema::lowerAssign(const Stmt &s) {
   if (target.kind == ExprKind::Index) {
     Binding *bnd = lookup(target.name);
     if (!bnd || bnd->kind != Binding::Kind::Tensor)
-      return error(target.loc, "'" + target.name + "' is not a tensor");
+      return reportAbsent(bnd, target.name, target.loc)
+                 ? false
+                 : error(target.loc, "'" + target.name + "' is not a tensor");
     if (s.op != "=")
       return error(s.loc, "compound assignment to a tensor element is not "
                           "supported; write x[i] = x[i] + v");
@@ -2053,6 +2090,11 @@ bool Sema::lowerFor(const Stmt &s) {
 }
 
 bool Sema::lowerIf(const Stmt &s) {
+  // A condition made of compile-time parameters selects its branch here, as
+  // C++'s `if constexpr` does: the other branch is not lowered, so it may
+  // use parameters absent from this specialisation.
+  if (auto known = constEval(*s.cond))
+    return lowerBlock(*known ? s.body : s.elseBody);
   auto c = lower(*s.cond);
   if (!c)
     return false;

@@ -95,6 +95,9 @@ struct Param {
   TypeRef elemType;                 ///< element type (tensor) or scalar type
   std::vector<std::string> dims;    ///< size names, literals as text, or "_"
   std::vector<SourceLoc> dimLocs;
+  /// `... if COND`: the parameter exists only in specialisations where the
+  /// compile-time condition holds (null: always).
+  ExprPtr guard;
 };
 
 struct Kernel {

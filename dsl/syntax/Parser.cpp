@@ -76,6 +76,7 @@ private:
   std::unique_ptr<Kernel> parseKernel();
   bool parseCompileParam(CompileParam &p);
   bool parseParam(Param &p);
+  bool parseParamType(Param &p);
   bool parseTypeRef(TypeRef &t, const std::string &context);
   bool parseBlock(std::vector<StmtPtr> &out, const std::string &context);
   StmtPtr parseStmt();
@@ -253,9 +254,21 @@ bool Parser::parseCompileParam(CompileParam &p) {
   return true;
 }
 
-/// param ::= ident ':' 'gm' '<' typeref '>' '[' dim (',' dim)* ']'
-///         | ident ':' scalartype
+/// param ::= ident ':' paramtype ('if' expr)?
+/// paramtype ::= 'gm' '<' typeref '>' '[' dim (',' dim)* ']' | scalartype
 bool Parser::parseParam(Param &p) {
+  if (!parseParamType(p))
+    return false;
+  if (tok().isIdent("if")) {
+    advance();
+    p.guard = parseExpr();
+    if (!p.guard)
+      return false;
+  }
+  return true;
+}
+
+bool Parser::parseParamType(Param &p) {
   p.loc = tok().loc;
   if (!expectIdent(p.name, "parameter name"))
     return false;

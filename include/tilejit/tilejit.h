@@ -76,7 +76,7 @@ private:
 };
 
 /// A DSL source text and the name its diagnostics use.
-class Source {
+class TILEJIT_API Source {
 public:
   /// A source held in memory (`name` appears in diagnostics).
   static Source fromText(std::string name, std::string text);
@@ -108,7 +108,7 @@ struct StageTimes {
 };
 
 /// A kernel compiled for one specialisation; cheap to copy, immutable.
-class Kernel {
+class TILEJIT_API Kernel {
 public:
   /// The tiling key, readably: `scale[BN=64,T=f32]@avx512.O3`.
   const std::string &key() const;
@@ -137,23 +137,23 @@ private:
 /// declaration first: defaults applied, unknown or ill-typed values are
 /// errors), or serves it from the in-memory or disk cache. DSL errors come
 /// back with their file:line:col and caret lines.
-Result<Kernel> compile(const Source &source, const std::string &kernel,
+TILEJIT_API Result<Kernel> compile(const Source &source, const std::string &kernel,
                        const Specialization &spec = {});
 
 /// The text of one stage of the same compilation (never cached).
-Result<std::string> emit(const Source &source, const std::string &kernel,
+TILEJIT_API Result<std::string> emit(const Source &source, const std::string &kernel,
                          const Specialization &spec, Stage stage);
 
 /// Counters of the kernel cache.
 struct CacheStats {
   uint64_t entries = 0, memoryHits = 0, diskHits = 0, compiles = 0;
 };
-CacheStats cacheStats();
+TILEJIT_API CacheStats cacheStats();
 /// Drops every in-memory entry (kernels still referenced stay alive).
-void clearMemoryCache();
+TILEJIT_API void clearMemoryCache();
 
 /// The tilejit release, e.g. "0.1.0".
-std::string version();
+TILEJIT_API std::string version();
 
 } // namespace tilejit
 

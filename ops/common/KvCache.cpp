@@ -106,11 +106,6 @@ rt::ElemType elemType(DataType type) {
   }
 }
 
-void *zeroStorage() {
-  alignas(64) static unsigned char zeros[4096] = {};
-  return zeros;
-}
-
 std::optional<FlatView> collapse(const runtime::TensorView &view,
                                  const std::vector<int> &groups) {
   FlatView flat;

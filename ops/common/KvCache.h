@@ -59,10 +59,6 @@ const char *valueKind(runtime::DataType type);
 rt::ElemType elemType(const char *kind);
 /// The argument element type of a tensor of `type` (bool as u8, its bytes).
 rt::ElemType elemType(runtime::DataType type);
-/// Zeroed storage (4 KiB, 64-byte aligned) that stands in for the tensors a
-/// kernel specialisation never reads or writes (their accesses are folded
-/// away); views over it take stride 0.
-void *zeroStorage();
 
 /// A view re-expressed with fewer axes (for rt::ArgPack::tensor).
 struct FlatView {

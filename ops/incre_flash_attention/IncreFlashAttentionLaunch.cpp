@@ -121,10 +121,6 @@ FlatView quantView(const TensorView &t, const Geometry &g) {
 void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f, const char *name) {
   p.tensor(type, f.data, f.sizes, f.strides).named(name);
 }
-FlatView zeroView(std::vector<int64_t> sizes) {
-  std::vector<int64_t> strides(sizes.size(), 0);
-  return FlatView{zeroStorage(), std::move(sizes), std::move(strides)};
-}
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -212,6 +208,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"MASK", g.mask ? "true" : "false"},
                          {"PSE", g.pse ? "true" : "false"},
                          {"QUANTKV", g.quantKv ? "true" : "false"}};
+  if (g.quantKv && hasOff)
+    sp.push_back({"AOFF", "true"});
   // bf16 query and keys on AVX512-BF16: the scores are dots of the stored
   // query and key rows (pairs of bf16 products per lane), scaled after; P
   // goes into PV as bf16 pairs too where the cache (the key and value
@@ -252,6 +250,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                          {"QUANT", g.quantOut ? "true" : "false"}};
   if (g.quantOut)
     sc.push_back({"QS", valueKind(a.quantScale2->dtype)});
+  if (g.quantOut && hasQOff)
+    sc.push_back({"QOFF", "true"});
   if (Status s = getKernel(source(), "ifa_combine", sc, L.combine, &use); !s)
     return s;
   executor.addKernelUse(use);
@@ -300,8 +300,6 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       p.tensor(ElemType::I32, a.blocktable->firstElement(), a.blocktable->shape,
                a.blocktable->strides)
           .named("bt");
-    else
-      pack(p, ElemType::I32, zeroView({1, 1}), "bt");
     p.tensor(L.start.data() + b0, {nb}).named("start");
     p.tensor(L.len.data() + b0, {nb}).named("len");
     if (g.mask) {
@@ -310,8 +308,6 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
            rowsOf(FlatView{m.firstElement(), {g.b, m.dim(-1)}, {m.strides[0], m.strides.back()}},
                   b0, nb, runtime::elementSize(m.dtype)),
            "mask");
-    } else {
-      pack(p, tm, zeroView({1, 1}), "mask");
     }
     if (g.pse) {
       const TensorView &t = *a.pseShift;
@@ -321,17 +317,11 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
                            {t.dim(0) == 1 ? 0 : st[0], g.g * st[1], st[1], st[3]}},
                   b0, nb, runtime::elementSize(t.dtype)),
            "pse");
-    } else {
-      pack(p, tq, zeroView({nb, g.nkv, g.g, 1}), "pse");
     }
-    if (g.quantKv) {
+    if (g.quantKv)
       pack(p, elemType(a.antiquantScale->dtype), antiquantView(*a.antiquantScale, g), "asc");
-      pack(p, hasOff ? elemType(a.antiquantOffset->dtype) : tq,
-           hasOff ? antiquantView(*a.antiquantOffset, g) : zeroView({2, g.nkv, g.d}), "aof");
-    } else {
-      pack(p, tq, zeroView({2, g.nkv, g.d}), "asc");
-      pack(p, tq, zeroView({2, g.nkv, g.d}), "aof");
-    }
+    if (g.quantKv && hasOff)
+      pack(p, elemType(a.antiquantOffset->dtype), antiquantView(*a.antiquantOffset, g), "aof");
     const int64_t r0 = b0 * g.nkv * parts * g.g;
     p.tensor(pm + r0, {nb * g.nkv, parts, g.g}).named("pm");
     p.tensor(pl + r0, {nb * g.nkv, parts, g.g}).named("pl");
@@ -367,14 +357,10 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   c.tensor(pl, {units, parts, g.g}).named("pl");
   c.tensor(po, {units, parts, g.g, g.d}).named("po");
   pack(c, elemType(out.dtype), headView(out, g), "out");
-  const ElemType tqs = g.quantOut ? elemType(a.quantScale2->dtype) : ElemType::F32;
-  if (g.quantOut) {
-    pack(c, tqs, quantView(*a.quantScale2, g), "qs");
-    pack(c, tqs, hasQOff ? quantView(*a.quantOffset2, g) : zeroView({g.nkv, g.g, g.d}), "qo");
-  } else {
-    pack(c, tqs, zeroView({g.nkv, g.g, g.d}), "qs");
-    pack(c, tqs, zeroView({g.nkv, g.g, g.d}), "qo");
-  }
+  if (g.quantOut)
+    pack(c, elemType(a.quantScale2->dtype), quantView(*a.quantScale2, g), "qs");
+  if (g.quantOut && hasQOff)
+    pack(c, elemType(a.quantOffset2->dtype), quantView(*a.quantOffset2, g), "qo");
   return Status::ok();
 }
 
