@@ -177,7 +177,7 @@ const char *kindOf(const struct stat &st) {
     return "a directory";
   if (S_ISSOCK(st.st_mode))
     return "a socket";
-  return "not a regular file";
+  return "an unknown kind of file";
 }
 
 /// Why the file `st` describes cannot be an entry, or "".
@@ -372,10 +372,18 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
   Mode mode = options.cacheMode();
   if (mode == Mode::Off)
     return c;
-  const std::string &dir = options.cacheDir();
+  std::string dir = options.cacheDir();
   if (dir.empty()) {
     warning = "no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off";
     return c;
+  }
+  // Messages, and the check that the path still names the directory
+  // opened, must not depend on a later change of working directory.
+  if (dir[0] != '/') {
+    if (char *cwd = ::getcwd(nullptr, 0)) {
+      dir = std::string(cwd) + "/" + dir;
+      std::free(cwd);
+    }
   }
   if (mode == Mode::ReadWrite && !makeDirs(dir)) {
     warning = "cannot create the cache directory " + dir + " (" + std::strerror(errno) +
@@ -604,6 +612,9 @@ size_t DiskCache::prune() const {
 
 void DiskCache::evict() const {
   std::vector<DiskListing> all = scan(false); // most recently used first
+  // A file over the entry bound can never be loaded: it goes first.
+  std::stable_partition(all.begin(), all.end(),
+                        [](const DiskListing &l) { return l.bytes <= kMaxEntryBytes; });
   uint64_t total = 0;
   for (const DiskListing &l : all)
     total += l.bytes;

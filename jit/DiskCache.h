@@ -100,7 +100,8 @@ public:
   std::optional<DiskEntry> load(const TilingKey &key, std::string &warning) const;
   /// Publishes an entry for `key` (readwrite only), then evicts least
   /// recently used entries beyond the size bound. Returns false (and sets
-  /// `warning`) when the entry could not be written.
+  /// `warning`) when the entry could not be written; a directory that
+  /// cannot be written (a full disk) gives one message for every key.
   bool store(const TilingKey &key, const DiskEntry &entry, std::string &warning) const;
 
   /// Every entry file (verified or not) with its size and last use.

@@ -706,3 +706,51 @@ TEST(DiskCacheFaults, FourProcessesPublishingOneKeyLeaveOneValidEntry) {
   c.clearMemoryCache();
   EXPECT_FALSE(getAndCheck(c, 50).compiled);
 }
+
+// A file over the entry bound can never be loaded: the size bound evicts it
+// before any entry that can.
+TEST(DiskCacheFaults, OversizedFilesAreEvictedFirst) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey old = getAndCheck(c, 60)->key();
+  ::sleep(1);
+  const std::string huge = dir.path + "/tj_ffffffffffffffff.tjk";
+  int fd = ::open(huge.c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, off_t(6) << 30), 0);
+  ::close(fd);
+  getAndCheck(c, 61); // publishes, then evicts down to 1 GiB
+  std::vector<std::string> left = namesIn(dir.path);
+  EXPECT_EQ(left.size(), 2u);
+  EXPECT_EQ(std::count(left.begin(), left.end(), "tj_ffffffffffffffff.tjk"), 0);
+  EXPECT_EQ(std::count(left.begin(), left.end(), old.symbolStem() + ".tjk"), 1);
+}
+
+// A relative TILEJIT_CACHE_DIR names the directory the process started in,
+// even after it changes its working directory (no false "replaced").
+TEST(DiskCacheFaults, RelativeDirectoryIsAnchoredWhereItWasOpened) {
+  TempDir dir, other;
+  RestoreDisk restore;
+  char *cwd = ::getcwd(nullptr, 0);
+  ASSERT_NE(cwd, nullptr);
+  ASSERT_EQ(::chdir(dir.path.c_str()), 0);
+  std::string warning;
+  DiskCache relative =
+      DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", "rel"}}), warning);
+  ASSERT_EQ(::chdir(other.path.c_str()), 0);
+  ASSERT_EQ(relative.mode(), DiskCache::Mode::ReadWrite) << warning;
+  EXPECT_EQ(relative.dir(), dir.path + "/rel");
+  jit::Compiler &c = jit::Compiler::instance();
+  c.setDiskCache(relative);
+  c.clearMemoryCache();
+  auto warnings = warningsOf([&] {
+    EXPECT_TRUE(getAndCheck(c, 62).compiled);
+    c.clearMemoryCache();
+    EXPECT_FALSE(getAndCheck(c, 62).compiled);
+  });
+  EXPECT_EQ(warnings, std::vector<std::string>{});
+  EXPECT_EQ(namesIn(dir.path + "/rel").size(), 1u);
+  ASSERT_EQ(::chdir(cwd), 0);
+  std::free(cwd);
+}
