@@ -253,8 +253,11 @@ struct Compiler::Impl {
     if (warned.insert(message).second)
       llvm::errs() << "tilejit: warning: " << message << "\n";
   }
-  /// A verified disk entry for `key`, linked; null on a miss.
-  std::shared_ptr<const CompiledKernel> loadFromDisk(const TilingKey &key);
+  /// A verified disk entry for `key`, linked; null on a miss. `warning` says
+  /// why a present entry was not used (the caller prints it once, together
+  /// with any failure to replace the entry).
+  std::shared_ptr<const CompiledKernel> loadFromDisk(const TilingKey &key,
+                                                     std::string &warning);
 
   void dump(const TilingKey &key, DumpStage stage, const std::string &text) {
     if (!(dumpMask & static_cast<unsigned>(stage)))
@@ -285,11 +288,13 @@ struct Compiler::Impl {
   }
 
   /// Runs the pipeline. With `stopAt` set, returns that stage's text in
-  /// `stageText` and stops there; otherwise JITs the kernel.
+  /// `stageText` and stops there; otherwise JITs the kernel, and fills
+  /// `publish` (when given and the disk tier writes) with its disk entry.
   llvm::Expected<std::shared_ptr<const CompiledKernel>>
   compile(const TilingKey &key, const KernelSource &source,
           const Specialization &spec, unsigned optLevel,
-          std::optional<DumpStage> stopAt, std::string *stageText);
+          std::optional<DumpStage> stopAt, std::string *stageText,
+          std::optional<DiskEntry> *publish = nullptr);
 };
 
 llvm::Expected<Specialization> Compiler::Impl::bind(const KernelSource &source,
@@ -327,7 +332,8 @@ llvm::Expected<std::shared_ptr<const CompiledKernel>>
 Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
                         const Specialization &spec, unsigned optLevel,
                         std::optional<DumpStage> stopAt,
-                        std::string *stageText) {
+                        std::string *stageText,
+                        std::optional<DiskEntry> *publish) {
   if (emitOnly && !stopAt)
     return llvm::createStringError("this CPU cannot run " + target.levelName +
                                    " code; this compiler only prints it");
@@ -415,8 +421,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   // The disk entry keeps the optimised IR for dumps on hits; print it
   // before code generation changes the module.
   DiskEntry entry;
-  const bool publish = disk.mode() == DiskCache::Mode::ReadWrite;
-  if (publish) {
+  const bool stores = publish && disk.mode() == DiskCache::Mode::ReadWrite;
+  if (stores) {
     entry.tileIR = ir::print(*kernel, located);
     entry.llvmIR = moduleText(*module);
   }
@@ -428,22 +434,21 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return symbols.takeError();
   times.machineCode = msSince(t);
   times.total = msSince(start);
-  if (publish) {
+  if (stores) {
     entry.stem = stem;
     entry.object = std::move(*object);
     entry.constraints = messages;
     entry.signature = formatSignature(signature);
     entry.times = formatTimes(times);
-    std::string warning;
-    if (!disk.store(key, entry, warning))
-      warnOnce(warning);
+    *publish = std::move(entry);
   }
   return std::make_shared<const CompiledKernel>(
       key, symbols->program, symbols->grid, symbols->scratchBytes, times,
       std::move(messages), std::move(signature));
 }
 
-std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key) {
+std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key,
+                                                                   std::string &warning) {
   if (disk.mode() == DiskCache::Mode::Off)
     return nullptr;
   // An entry holds the optimised Tile IR and LLVM IR; dumps of any other
@@ -453,25 +458,20 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
   if (dumpMask & ~stored)
     return nullptr;
   auto start = Clock::now();
-  std::string warning;
   std::optional<DiskEntry> e = disk.load(key, warning);
-  if (!e) {
-    if (!warning.empty())
-      warnOnce(warning);
+  if (!e)
     return nullptr;
-  }
+  auto ignored = [&](const std::string &why) {
+    warning += (warning.empty() ? "" : "; ") + ("cache entry " + disk.pathOf(key) +
+                                                " ignored: " + why + "; rebuilding it");
+    return nullptr;
+  };
   auto symbols = jit->addObject(e->object, e->stem, key.str());
-  if (!symbols) {
-    warnOnce("cache entry " + disk.pathOf(key) + " ignored: it does not link (" +
-             llvm::toString(symbols.takeError()) + "); rebuilding it");
-    return nullptr;
-  }
+  if (!symbols)
+    return ignored("it does not link (" + llvm::toString(symbols.takeError()) + ")");
   auto signature = parseSignature(e->signature);
-  if (!signature) {
-    warnOnce("cache entry " + disk.pathOf(key) + " ignored: its signature does not parse; "
-             "rebuilding it");
-    return nullptr;
-  }
+  if (!signature)
+    return ignored("its signature does not parse");
   StageTimes times = parseTimes(e->times);
   times.total = msSince(start); // this request's cost: load and link
   if (dumpMask & static_cast<unsigned>(DumpStage::TileOpt))
@@ -639,14 +639,28 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
     impl_->memoryHits.fetch_add(1, std::memory_order_relaxed);
     return KernelRef{std::move(kernel), false};
   }
-  if (auto fromDisk = impl_->loadFromDisk(key)) {
+  // A fault of the disk tier (an unusable entry, a full disk, a replaced
+  // directory) is one warning for this call: why the entry was not used and,
+  // if so, why its replacement could not be stored. The call itself goes on.
+  std::string diskWarning;
+  if (auto fromDisk = impl_->loadFromDisk(key, diskWarning)) {
+    if (!diskWarning.empty())
+      impl_->warnOnce(diskWarning);
     impl_->diskHits.fetch_add(1, std::memory_order_relaxed);
     promise.set_value(fromDisk);
     return KernelRef{std::move(fromDisk), false};
   }
   // The key's parameters are the bound specialisation (sorted by name).
+  std::optional<DiskEntry> entry;
   auto compiled = impl_->compile(key, source, key.fields().params,
-                                 key.fields().optLevel, std::nullopt, nullptr);
+                                 key.fields().optLevel, std::nullopt, nullptr, &entry);
+  if (compiled && entry) {
+    std::string warning;
+    if (!impl_->disk.store(key, *entry, warning) && !warning.empty())
+      diskWarning += (diskWarning.empty() ? "" : "; then ") + warning;
+  }
+  if (!diskWarning.empty())
+    impl_->warnOnce(diskWarning);
   if (!compiled) {
     std::string message = llvm::toString(compiled.takeError());
     *slot->error = message;

@@ -9,10 +9,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
+#include <utility>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -129,36 +134,178 @@ std::string decode(const std::vector<char> &in, Sections &out) {
   return "";
 }
 
-/// Reads a trusted regular file completely; "" on success, else why not.
-std::string readEntry(const std::string &path, std::vector<char> &out, bool &absent) {
+/// A file descriptor, closed when it goes out of scope.
+class Fd {
+public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  Fd(Fd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd &operator=(Fd &&other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { close(); }
+  int get() const { return fd_; }
+  /// Closes it now; false (errno set) when close reports an error (a
+  /// delayed write failure on some file systems).
+  bool close() {
+    int fd = std::exchange(fd_, -1);
+    return fd < 0 || ::close(fd) == 0;
+  }
+
+private:
+  int fd_;
+};
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+/// What kind of file `st` is, for a message ("a FIFO", "a directory"...).
+const char *kindOf(const struct stat &st) {
+  if (S_ISLNK(st.st_mode))
+    return "a symbolic link";
+  if (S_ISFIFO(st.st_mode))
+    return "a FIFO";
+  if (S_ISCHR(st.st_mode))
+    return "a character device";
+  if (S_ISBLK(st.st_mode))
+    return "a block device";
+  if (S_ISDIR(st.st_mode))
+    return "a directory";
+  if (S_ISSOCK(st.st_mode))
+    return "a socket";
+  return "an unknown kind of file";
+}
+
+/// Why the file `st` describes cannot be an entry, or "".
+std::string notAnEntry(const struct stat &st) {
+  if (!S_ISREG(st.st_mode))
+    return std::string("not a regular file (") + kindOf(st) + ")";
+  if (std::string why = unsafe(st); !why.empty())
+    return why;
+  if (static_cast<uint64_t>(st.st_size) > DiskCache::kMaxEntryBytes)
+    return std::to_string(st.st_size) + " bytes, over the bound of " +
+           std::to_string(DiskCache::kMaxEntryBytes);
+  return "";
+}
+
+/// Reads the entry `name` of the directory `dirFd` into `out`: checked
+/// before it is opened (so a FIFO or a device is never opened), opened
+/// without following a link or blocking, checked again on the descriptor,
+/// and read up to the size it had then (never more: a file that grows is
+/// refused). "" on success, else why not; `absent` when there is no entry.
+/// `fd` keeps the entry open, to mark its use once it is verified.
+std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out,
+                      bool &absent, Fd &fd) {
   absent = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
+  struct stat before;
+  if (::fstatat(dirFd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0) {
     absent = errno == ENOENT;
-    return absent ? "absent" : std::string("cannot open: ") + std::strerror(errno);
+    return absent ? "absent" : "cannot stat: " + errnoText(errno);
+  }
+  if (std::string why = notAnEntry(before); !why.empty())
+    return why;
+  fd = Fd(::openat(dirFd, name.c_str(),
+                   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    int error = errno;
+    absent = error == ENOENT; // removed since: a plain miss
+    if (absent)
+      return "absent";
+    return error == ELOOP ? "replaced by a symbolic link while it was opened"
+                          : "cannot open: " + errnoText(error);
   }
   struct stat st;
-  std::string why;
-  if (::fstat(fd, &st) != 0)
-    why = std::string("cannot stat: ") + std::strerror(errno);
-  else if (!S_ISREG(st.st_mode))
-    why = "not a regular file";
-  else
-    why = unsafe(st);
-  if (why.empty()) {
-    out.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-      if (n <= 0)
-        break;
-      done += static_cast<size_t>(n);
-    }
-    if (done != out.size())
-      why = "short read";
+  if (::fstat(fd.get(), &st) != 0)
+    return "cannot stat: " + errnoText(errno);
+  if (st.st_dev != before.st_dev || st.st_ino != before.st_ino)
+    return "replaced while it was opened";
+  if (std::string why = notAnEntry(st); !why.empty())
+    return why;
+  const size_t size = static_cast<size_t>(st.st_size);
+  out.resize(size);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd.get(), out.data() + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return "cannot read: " + errnoText(errno);
+    if (n == 0)
+      return "truncated while it was read (" + std::to_string(done) + " of " +
+             std::to_string(size) + " bytes)";
+    done += static_cast<size_t>(n);
   }
-  ::close(fd);
-  return why;
+  char extra;
+  ssize_t n;
+  do
+    n = ::read(fd.get(), &extra, 1);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return "cannot read: " + errnoText(errno);
+  if (n > 0)
+    return "grew while it was read (beyond " + std::to_string(size) + " bytes)";
+  return "";
+}
+
+/// Writes `bytes` to `fd`; "" on success, else the error. A `faultError`
+/// (tests) fails the write once `faultAfterBytes` are written.
+std::string writeAll(int fd, const std::vector<char> &bytes, uint64_t faultAfterBytes,
+                     int faultError) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    size_t want = bytes.size() - done;
+    if (faultError) {
+      if (done >= faultAfterBytes)
+        return errnoText(faultError);
+      want = static_cast<size_t>(std::min<uint64_t>(want, faultAfterBytes - done));
+    }
+    ssize_t n = ::write(fd, bytes.data() + done, want);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errnoText(errno);
+    if (n == 0)
+      return errnoText(ENOSPC);
+    done += static_cast<size_t>(n);
+  }
+  return "";
+}
+
+/// A name for a temporary file no other writer picks at the same time (the
+/// open is exclusive too).
+std::string temporaryName(const std::string &stem) {
+  static std::atomic<uint64_t> counter{0};
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, "-%ld-%llu-%llx", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(counter.fetch_add(1)),
+                static_cast<unsigned long long>(
+                    std::chrono::steady_clock::now().time_since_epoch().count()));
+  return ".tmp-" + stem + suffix;
+}
+
+/// Every name in the directory `dirFd` but "." and "..", read through a
+/// descriptor of its own (readdir moves the descriptor's offset).
+std::vector<std::string> namesIn(int dirFd) {
+  std::vector<std::string> out;
+  int fd = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return out;
+  DIR *d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return out;
+  }
+  while (struct dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..")
+      out.push_back(std::move(name));
+  }
+  ::closedir(d);
+  return out;
 }
 
 std::vector<std::string> split(const std::string &s, char sep) {
@@ -177,8 +324,43 @@ std::vector<std::string> split(const std::string &s, char sep) {
 
 } // namespace
 
+struct DiskCache::Directory {
+  Fd fd;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+namespace {
+
+/// Opens `path` as a directory, never through a symbolic link; null (errno
+/// set) when it cannot be. `st` receives its status, from the descriptor.
+std::shared_ptr<DiskCache::Directory> openDirectory(const std::string &path, struct stat &st) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0)
+    return nullptr;
+  auto d = std::make_shared<DiskCache::Directory>();
+  d->fd = std::move(fd);
+  d->dev = st.st_dev;
+  d->ino = st.st_ino;
+  return d;
+}
+
+} // namespace
+
+DiskCache::DiskCache(std::shared_ptr<const Directory> directory, std::string dir, Mode mode,
+                     uint64_t maxBytes)
+    : directory_(std::move(directory)), dir_(std::move(dir)), mode_(mode),
+      maxBytes_(maxBytes) {}
+
 DiskCache::DiskCache(std::string dir, Mode mode, uint64_t maxBytes)
-    : dir_(std::move(dir)), mode_(mode), maxBytes_(maxBytes) {}
+    : dir_(std::move(dir)), mode_(mode), maxBytes_(maxBytes) {
+  struct stat st;
+  directory_ = openDirectory(dir_, st);
+  if (!directory_)
+    mode_ = Mode::Off;
+}
+
+int DiskCache::dirFd() const { return directory_ ? directory_->fd.get() : -1; }
 
 DiskCache DiskCache::fromEnvironment(std::string &warning) {
   return fromOptions(Options::process(), warning);
@@ -187,28 +369,38 @@ DiskCache DiskCache::fromEnvironment(std::string &warning) {
 DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
   DiskCache c;
   // A bad TILEJIT_CACHE was reported by the options and reads as off.
-  const Mode mode = options.cacheMode();
+  Mode mode = options.cacheMode();
   if (mode == Mode::Off)
     return c;
-  const std::string &dir = options.cacheDir();
+  std::string dir = options.cacheDir();
   if (dir.empty()) {
     warning = "no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off";
     return c;
+  }
+  // Messages, and the check that the path still names the directory
+  // opened, must not depend on a later change of working directory.
+  if (dir[0] != '/') {
+    if (char *cwd = ::getcwd(nullptr, 0)) {
+      dir = std::string(cwd) + "/" + dir;
+      std::free(cwd);
+    }
   }
   if (mode == Mode::ReadWrite && !makeDirs(dir)) {
     warning = "cannot create the cache directory " + dir + " (" + std::strerror(errno) +
               "); the disk cache is off";
     return c;
   }
+  // Every check is on the descriptor every later access goes through.
   struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0) {
-    if (mode == Mode::Read)
+  std::shared_ptr<Directory> directory = openDirectory(dir, st);
+  if (!directory) {
+    if (errno == ENOENT && mode == Mode::Read)
       return c; // nothing to read
-    warning = "cannot stat the cache directory " + dir + "; the disk cache is off";
-    return c;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    warning = "the cache directory " + dir + " is not a directory; the disk cache is off";
+    if (errno == ELOOP || errno == ENOTDIR)
+      warning = "the cache directory " + dir + " is not a directory; the disk cache is off";
+    else
+      warning = "cannot open the cache directory " + dir + " (" + std::strerror(errno) +
+                "); the disk cache is off";
     return c;
   }
   if (std::string why = unsafe(st); !why.empty()) {
@@ -216,23 +408,58 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
               "; the disk cache is off (chmod 700 it, or set TILEJIT_CACHE_DIR)";
     return c;
   }
-  c.dir_ = dir;
-  c.mode_ = mode;
-  c.maxBytes_ = options.cacheMaxBytes();
-  return c;
+  // A directory this process must not write (no owner write permission, as
+  // for root too, or a read-only file system) is only read.
+  if (mode == Mode::ReadWrite) {
+    std::string why;
+    if (!(st.st_mode & S_IWUSR))
+      why = "mode " + std::to_string((st.st_mode >> 6) & 7) +
+            std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7);
+    else if (::faccessat(directory->fd.get(), ".", W_OK, 0) != 0)
+      why = std::strerror(errno);
+    if (!why.empty()) {
+      warning = "the cache directory " + dir + " is read-only (" + why +
+                "); kernels are loaded from it but not stored";
+      mode = Mode::Read;
+    }
+  }
+  return DiskCache(std::move(directory), dir, mode, options.cacheMaxBytes());
 }
 
 std::string DiskCache::pathOf(const TilingKey &key) const {
   return dir_ + "/" + key.symbolStem() + kSuffix;
 }
 
+std::string DiskCache::replaced() const {
+  if (!directory_)
+    return "";
+  struct stat st;
+  const char *now = nullptr;
+  if (::lstat(dir_.c_str(), &st) != 0)
+    now = "it is gone";
+  else if (S_ISLNK(st.st_mode))
+    now = "it is now a symbolic link";
+  else if (st.st_dev != directory_->dev || st.st_ino != directory_->ino)
+    now = "it is now another file";
+  if (!now)
+    return "";
+  return "the cache directory " + dir_ + " was replaced after this process opened it (" +
+         now + "); entries are read and written only in the directory opened";
+}
+
 std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warning) const {
   if (mode_ == Mode::Off)
     return std::nullopt;
+  const std::string name = key.symbolStem() + kSuffix;
   const std::string path = pathOf(key);
+  warning = replaced();
+  auto addWarning = [&](const std::string &message) {
+    warning += (warning.empty() ? "" : "; ") + message;
+  };
   std::vector<char> bytes;
   bool absent = false;
-  std::string why = readEntry(path, bytes, absent);
+  Fd fd;
+  std::string why = readEntry(dirFd(), name, bytes, absent, fd);
   if (absent)
     return std::nullopt;
   Sections s;
@@ -243,7 +470,7 @@ std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warn
   if (why.empty() && (s["stem"].empty() || s["object"].empty()))
     why = "incomplete";
   if (!why.empty()) {
-    warning = "cache entry " + path + " ignored: " + why + "; rebuilding it";
+    addWarning("cache entry " + path + " ignored: " + why + "; rebuilding it");
     return std::nullopt;
   }
   DiskEntry e;
@@ -254,7 +481,7 @@ std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warn
   e.signature = s["signature"];
   e.tileIR = s["tile"];
   e.llvmIR = s["llvm"];
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // last use, for the LRU bound
+  ::futimens(fd.get(), nullptr); // last use, for the LRU bound
   return e;
 }
 
@@ -279,24 +506,43 @@ bool DiskCache::store(const TilingKey &key, const DiskEntry &entry,
   s["tile"] = entry.tileIR;
   s["llvm"] = entry.llvmIR;
   std::vector<char> bytes = encode(s);
-  std::string tmp = dir_ + "/.tmp-" + key.symbolStem() + "-XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) {
-    warning = "cannot write to the cache directory " + dir_ + ": " + std::strerror(errno);
+  if (bytes.size() > kMaxEntryBytes) {
+    warning = "cache entry " + pathOf(key) + " not stored: " + std::to_string(bytes.size()) +
+              " bytes, over the bound of " + std::to_string(kMaxEntryBytes);
     return false;
   }
-  ::fchmod(fd, 0600);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0)
+  // A full disk or a read-only directory reads the same for every key: one
+  // message, printed once.
+  auto cannotWrite = [&](const std::string &why) {
+    warning = "cannot write to the cache directory " + dir_ + ": " + why +
+              "; kernels are compiled but not cached";
+    return false;
+  };
+  std::string tmp;
+  Fd fd;
+  for (int attempt = 0; attempt < 16 && fd.get() < 0; ++attempt) {
+    tmp = temporaryName(key.symbolStem());
+    fd = Fd(::openat(dirFd(), tmp.c_str(),
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd.get() < 0 && errno != EEXIST)
       break;
-    done += static_cast<size_t>(n);
   }
-  bool ok = done == bytes.size() && ::close(fd) == 0;
-  if (!ok || ::rename(tmp.c_str(), pathOf(key).c_str()) != 0) {
-    warning = "cannot publish cache entry " + pathOf(key) + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
+  if (fd.get() < 0)
+    return cannotWrite(errnoText(errno));
+  ::fchmod(fd.get(), 0600);
+  // The descriptor is closed on every path, and a temporary file that was
+  // not published is removed.
+  std::string why = writeAll(fd.get(), bytes, faultAfterBytes_, faultError_);
+  if (!fd.close() && why.empty())
+    why = errnoText(errno);
+  if (!why.empty()) {
+    ::unlinkat(dirFd(), tmp.c_str(), 0);
+    return cannotWrite(why);
+  }
+  const std::string name = key.symbolStem() + kSuffix;
+  if (::renameat(dirFd(), tmp.c_str(), dirFd(), name.c_str()) != 0) {
+    warning = "cannot publish cache entry " + pathOf(key) + ": " + errnoText(errno);
+    ::unlinkat(dirFd(), tmp.c_str(), 0);
     return false;
   }
   evict();
@@ -307,35 +553,32 @@ std::vector<DiskListing> DiskCache::list() const { return scan(true); }
 
 std::vector<DiskListing> DiskCache::scan(bool keys) const {
   std::vector<DiskListing> out;
-  if (dir_.empty())
+  if (!directory_)
     return out;
-  DIR *d = ::opendir(dir_.c_str());
-  if (!d)
-    return out;
-  while (struct dirent *e = ::readdir(d)) {
-    std::string name = e->d_name;
+  for (const std::string &name : namesIn(dirFd())) {
     if (!endsWith(name, kSuffix) || name[0] == '.')
       continue;
-    std::string path = dir_ + "/" + name;
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::fstatat(dirFd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode))
       continue;
     DiskListing l;
-    l.file = path;
+    l.file = dir_ + "/" + name;
+    l.name = name;
     l.bytes = static_cast<uint64_t>(st.st_size);
     l.lastUse = st.st_mtime;
     if (keys) {
       std::vector<char> bytes;
       bool absent;
+      Fd fd;
       Sections s;
-      if (readEntry(path, bytes, absent).empty() && decode(bytes, s).empty())
+      if (readEntry(dirFd(), name, bytes, absent, fd).empty() && decode(bytes, s).empty())
         l.key = s["str"];
       else
         l.key = "(unverified)";
     }
     out.push_back(std::move(l));
   }
-  ::closedir(d);
   std::sort(out.begin(), out.end(),
             [](const DiskListing &a, const DiskListing &b) { return a.lastUse > b.lastUse; });
   return out;
@@ -344,7 +587,7 @@ std::vector<DiskListing> DiskCache::scan(bool keys) const {
 size_t DiskCache::clear() const {
   size_t n = 0;
   for (const DiskListing &l : list())
-    n += ::unlink(l.file.c_str()) == 0;
+    n += ::unlinkat(dirFd(), l.name.c_str(), 0) == 0;
   return n;
 }
 
@@ -352,7 +595,16 @@ size_t DiskCache::prune() const {
   size_t n = 0;
   for (const DiskListing &l : list())
     if (l.key == "(unverified)")
-      n += ::unlink(l.file.c_str()) == 0;
+      n += ::unlinkat(dirFd(), l.name.c_str(), 0) == 0;
+  // Temporary files of writers that died (an hour is far beyond any write).
+  const int64_t stale = static_cast<int64_t>(std::time(nullptr)) - 3600;
+  for (const std::string &name : namesIn(dirFd())) {
+    struct stat st;
+    if (name.rfind(".tmp-", 0) == 0 &&
+        ::fstatat(dirFd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && st.st_mtime < stale)
+      n += ::unlinkat(dirFd(), name.c_str(), 0) == 0;
+  }
   size_t before = scan(false).size();
   evict();
   return n + (before - scan(false).size());
@@ -360,12 +612,15 @@ size_t DiskCache::prune() const {
 
 void DiskCache::evict() const {
   std::vector<DiskListing> all = scan(false); // most recently used first
+  // A file over the entry bound can never be loaded: it goes first.
+  std::stable_partition(all.begin(), all.end(),
+                        [](const DiskListing &l) { return l.bytes <= kMaxEntryBytes; });
   uint64_t total = 0;
   for (const DiskListing &l : all)
     total += l.bytes;
   while (total > maxBytes_ && !all.empty()) {
     const DiskListing &oldest = all.back();
-    if (::unlink(oldest.file.c_str()) == 0)
+    if (::unlinkat(dirFd(), oldest.name.c_str(), 0) == 0)
       total -= oldest.bytes;
     all.pop_back();
   }

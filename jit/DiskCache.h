@@ -9,17 +9,29 @@
 /// LLVM IR (so stage dumps work on hits). A SHA-256 over the whole entry
 /// closes it.
 ///
-/// Loading verifies, in order: the entry is a regular file owned by this
-/// user and writable by nobody else, its framing, its checksum, and that its
-/// key is the requested one (so a foreign target, another version or another
-/// key's object is a miss). A miss is rebuilt and replaced; nothing unverified
-/// is ever executed. The directory itself must be owned by this user and not
-/// group- or world-writable, or the disk tier is off (with a warning).
+/// The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked on
+/// that descriptor: it must be owned by this user and not group- or
+/// world-writable, or the disk tier is off (with a warning); a directory this
+/// process cannot write is used read-only (with a warning). Every later access
+/// is relative to that descriptor, so a directory renamed or replaced by a
+/// symbolic link afterwards is never followed (a load warns that it was).
+///
+/// Loading checks the entry before it is opened (lstat: a regular file, at
+/// most kMaxEntryBytes), opens it without following links and without
+/// blocking, checks the descriptor again (the same file, owned by this user,
+/// writable by nobody else, within the bound), reads at most the size it had
+/// (one byte more means it grew: a miss), then verifies in memory its
+/// framing, its checksum, and that its key is the requested one (so a foreign
+/// target, another version or another key's object is a miss). A miss is
+/// rebuilt and replaced; only the verified copy in memory is ever executed,
+/// whatever happens to the file meanwhile.
 ///
 /// Entries are published atomically (a temporary file in the directory, then
 /// rename), so processes racing on one key each succeed and leave one valid
-/// entry. The directory is bounded (TILEJIT_CACHE_MAX_BYTES, default 1 GiB):
-/// least recently used entries go first (a hit refreshes an entry's mtime).
+/// entry; a failed write (a full disk, a file size limit) removes its
+/// temporary file. The directory is bounded (TILEJIT_CACHE_MAX_BYTES, default
+/// 1 GiB): least recently used entries go first (a hit refreshes an entry's
+/// mtime).
 ///
 /// Options (jit/Options.h, docs/options.md): TILEJIT_CACHE=off|read|readwrite
 /// (default readwrite), TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit,
@@ -30,6 +42,7 @@
 #define TILEJIT_JIT_DISKCACHE_H
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +65,7 @@ struct DiskEntry {
 /// One listed entry (`tilejit cache ls`).
 struct DiskListing {
   std::string file, key;
+  std::string name; ///< the file's name in the cache directory
   uint64_t bytes = 0;
   int64_t lastUse = 0; ///< seconds since the epoch
 };
@@ -60,12 +74,18 @@ class DiskCache {
 public:
   enum class Mode { Off, Read, ReadWrite };
 
+  /// The largest entry read or written. The largest kernel's entry is well
+  /// under 1 MiB; a file beyond the bound (truncated to a huge size, say) is
+  /// refused before anything is allocated for it.
+  static constexpr uint64_t kMaxEntryBytes = uint64_t(64) << 20;
+
   /// The disk tier the process's options ask for; Off (with `warning` set)
   /// when the directory cannot be created or is not safe to load from.
   static DiskCache fromEnvironment(std::string &warning);
   /// The same for `options` (tests inject theirs).
   static DiskCache fromOptions(const Options &options, std::string &warning);
-  /// A disk tier in `dir` (tests).
+  /// A disk tier in `dir` (tests); Off when `dir` cannot be opened as a
+  /// directory. Unlike fromOptions, ownership and mode are not checked.
   DiskCache(std::string dir, Mode mode, uint64_t maxBytes);
   DiskCache() = default;
 
@@ -74,30 +94,53 @@ public:
   uint64_t maxBytes() const { return maxBytes_; }
 
   /// The verified entry for `key`, or nullopt. A present but unusable entry
-  /// sets `warning` (why it is ignored; the caller rebuilds it).
+  /// sets `warning` (why it is ignored; the caller rebuilds it), and so does
+  /// a directory path that no longer names the directory opened (entries
+  /// still come from the one opened).
   std::optional<DiskEntry> load(const TilingKey &key, std::string &warning) const;
   /// Publishes an entry for `key` (readwrite only), then evicts least
   /// recently used entries beyond the size bound. Returns false (and sets
-  /// `warning`) when the entry could not be written.
+  /// `warning`) when the entry could not be written; a directory that
+  /// cannot be written (a full disk) gives one message for every key.
   bool store(const TilingKey &key, const DiskEntry &entry, std::string &warning) const;
 
   /// Every entry file (verified or not) with its size and last use.
   std::vector<DiskListing> list() const;
   /// Removes every entry; returns how many.
   size_t clear() const;
-  /// Removes entries that do not verify (any key) and evicts down to the
-  /// bound; returns how many were removed.
+  /// Removes entries that do not verify (any key) and temporary files left
+  /// for over an hour (by a writer that died), and evicts down to the bound;
+  /// returns how many were removed.
   size_t prune() const;
 
   /// The file an entry for `key` lives in.
   std::string pathOf(const TilingKey &key) const;
 
+  /// Tests: every later write of this disk tier (and its copies) fails with
+  /// `error` once `afterBytes` bytes of the entry are written, as a full
+  /// file system does.
+  void injectWriteFault(uint64_t afterBytes, int error) {
+    faultAfterBytes_ = afterBytes;
+    faultError_ = error;
+  }
+
+  /// The cache directory, opened once (defined in DiskCache.cpp).
+  struct Directory;
+
 private:
+  DiskCache(std::shared_ptr<const Directory> directory, std::string dir, Mode mode,
+            uint64_t maxBytes);
   std::vector<DiskListing> scan(bool keys) const;
   void evict() const;
+  int dirFd() const;
+  /// Why the directory's path no longer names the directory opened, or "".
+  std::string replaced() const;
+  std::shared_ptr<const Directory> directory_; ///< the directory, opened once
   std::string dir_;
   Mode mode_ = Mode::Off;
   uint64_t maxBytes_ = uint64_t(1) << 30;
+  uint64_t faultAfterBytes_ = 0;
+  int faultError_ = 0; ///< 0: no injected write fault
 };
 
 } // namespace tilejit::jit

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The disk tier across processes: racing compiles of one cold key, a second
 # `tilejit demo` that compiles nothing, the cache commands, refusal of an
-# unsafe directory, and TILEJIT_CACHE=off leaving the disk alone.
+# unsafe directory, and TILEJIT_CACHE=off leaving the disk alone. Faults:
+# four warms racing on cold kernels, a FIFO and a 6 GiB file where an entry
+# should be, a file size limit (a full disk as the writer sees it; a full
+# tmpfs too where a user namespace may mount one), a read-only directory:
+# every command succeeds with the right results and at most one warning.
 # Usage: check-disk-cache.sh TILEJIT_BINARY SOURCE_ROOT
 set -euo pipefail
 tilejit=$1
@@ -13,14 +17,23 @@ unset TILEJIT_CACHE
 fail() { echo "FAIL: $*" >&2; exit 1; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# Two processes race on one cold key: both succeed, one entry, no leftovers.
+warnings() { grep -c '^tilejit: warning: ' "$1" || true; }
+entries() { find "$1" -maxdepth 1 -name '*.tjk' | wc -l; }
+temporaries() { find "$1" -maxdepth 1 -name '.tmp-*' | wc -l; }
+
+# Four processes race on one cold key: all succeed without a warning, one
+# entry, no leftovers.
 compile=("$tilejit" compile "$root/ops/samples/softmax.tile" --kernel softmax --set T=f16 --json)
-"${compile[@]}" > "$work/a.json" & a=$!
-"${compile[@]}" > "$work/b.json" & b=$!
-wait $a || fail "first racing compile"
-wait $b || fail "second racing compile"
-[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$')" = 1 ] || fail "not exactly one entry: $(ls -a "$TILEJIT_CACHE_DIR")"
-! ls -a "$TILEJIT_CACHE_DIR" | grep -q '^\.tmp-' || fail "temporary files left"
+pids=()
+for i in 1 2 3 4; do
+  "${compile[@]}" > "$work/race$i.json" 2> "$work/race$i.err" & pids+=($!)
+done
+for i in 1 2 3 4; do
+  wait "${pids[$((i - 1))]}" || fail "racing compile $i: $(cat "$work/race$i.err")"
+  [ "$(warnings "$work/race$i.err")" = 0 ] || fail "racing compile $i warned: $(cat "$work/race$i.err")"
+done
+[ "$(entries "$TILEJIT_CACHE_DIR")" = 1 ] || fail "not exactly one entry: $(ls -a "$TILEJIT_CACHE_DIR")"
+[ "$(temporaries "$TILEJIT_CACHE_DIR")" = 0 ] || fail "temporary files left"
 [ "$(stat -c %a "$TILEJIT_CACHE_DIR")" = 700 ] || fail "directory mode $(stat -c %a "$TILEJIT_CACHE_DIR")"
 "${compile[@]}" > "$work/c.json"
 [ "$(json "$work/c.json" "d['from_cache']")" = True ] || fail "third compile did not come from the disk"
@@ -37,6 +50,21 @@ grep -q "warmed $kernels kernels in .*: $kernels compiled, 0 from disk, 0 failed
   || fail "warm: $(cat "$work/warm.txt")"
 "$tilejit" warm "$work/manifest.jsonl" > "$work/warm2.txt"
 grep -q ": 0 compiled, $kernels from disk, 0 failed" "$work/warm2.txt" || fail "warm again: $(cat "$work/warm2.txt")"
+# Four processes warm the same cold kernels at once (each compiles and
+# publishes what the others publish too): all succeed without a warning,
+# one entry per kernel, no temporary file; the demo below runs from them.
+"$tilejit" cache clear > /dev/null
+pids=()
+for i in 1 2 3 4; do
+  "$tilejit" warm "$work/manifest.jsonl" > "$work/race-warm$i.txt" 2> "$work/race-warm$i.err" & pids+=($!)
+done
+for i in 1 2 3 4; do
+  wait "${pids[$((i - 1))]}" || fail "racing warm $i: $(cat "$work/race-warm$i.err")"
+  grep -q "warmed $kernels kernels in .*, 0 failed" "$work/race-warm$i.txt" || fail "racing warm $i: $(cat "$work/race-warm$i.txt")"
+  [ "$(warnings "$work/race-warm$i.err")" = 0 ] || fail "racing warm $i warned: $(cat "$work/race-warm$i.err")"
+done
+[ "$(entries "$TILEJIT_CACHE_DIR")" = "$kernels" ] || fail "racing warms left $(entries "$TILEJIT_CACHE_DIR") entries for $kernels kernels"
+[ "$(temporaries "$TILEJIT_CACHE_DIR")" = 0 ] || fail "racing warms left temporary files"
 "$tilejit" demo --json > "$work/demo2.json"
 [ "$(json "$work/demo1.json" "all(w['passed'] for w in d)")" = True ] || fail "first demo failed"
 [ "$(json "$work/demo2.json" "all(w['passed'] for w in d)")" = True ] || fail "second demo failed"
@@ -49,13 +77,80 @@ grep -q ": 0 compiled, $kernels from disk, 0 failed" "$work/warm2.txt" || fail "
 "$tilejit" cache ls --json > "$work/ls.json"
 [ "$(json "$work/ls.json" "len(d)")" = "$(json "$work/stats.json" "d['entries']")" ] || fail "ls and stats disagree"
 "$tilejit" cache clear > /dev/null
-[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$' || true)" = 0 ] || fail "clear left entries"
+[ "$(entries "$TILEJIT_CACHE_DIR")" = 0 ] || fail "clear left entries"
+
+# A FIFO, then a 6 GiB (sparse) file where the entry should be: refused
+# before it is read (a FIFO would block, the big file would be read whole),
+# with one warning; compiled; replaced by a valid entry.
+"$tilejit" cache clear > /dev/null
+"${compile[@]}" > /dev/null
+entry=$(json <("$tilejit" cache ls --json) "d[0]['file']")
+for fault in fifo huge; do
+  rm -f "$entry"
+  if [ $fault = fifo ]; then mkfifo -m 600 "$entry"; says="a FIFO"; else
+    truncate -s 6G "$entry"; chmod 600 "$entry"; says="6442450944 bytes, over the bound"; fi
+  timeout 120 "${compile[@]}" > "$work/$fault.json" 2> "$work/$fault.err" || fail "compile over a $fault entry"
+  [ "$(json "$work/$fault.json" "d['from_cache']")" = False ] || fail "a $fault entry was a hit"
+  [ "$(warnings "$work/$fault.err")" = 1 ] || fail "$fault: not one warning: $(cat "$work/$fault.err")"
+  grep -q "cache entry $entry ignored: .*$says" "$work/$fault.err" || fail "$fault: $(cat "$work/$fault.err")"
+  if [ ! -f "$entry" ] || [ "$(stat -c %s "$entry")" -gt 1000000 ]; then fail "$fault entry not replaced"; fi
+  "${compile[@]}" > "$work/$fault-again.json"
+  [ "$(json "$work/$fault-again.json" "d['from_cache']")" = True ] || fail "$fault: the replacement is no hit"
+done
+
+# A full disk as the writer sees it: a file size limit far below an entry
+# (SIGXFSZ ignored, so the write fails with EFBIG after a short write). The
+# compile succeeds with one warning; no entry and no temporary file is left.
+"$tilejit" cache clear > /dev/null
+(trap '' XFSZ; ulimit -f 16; exec "${compile[@]}") > "$work/fsize.json" 2> "$work/fsize.err" \
+  || fail "compile under a file size limit: $(cat "$work/fsize.err")"
+[ "$(json "$work/fsize.json" "d['tiling_key'].startswith('softmax[')")" = True ] || fail "fsize: $(cat "$work/fsize.json")"
+[ "$(warnings "$work/fsize.err")" = 1 ] || fail "fsize: not one warning: $(cat "$work/fsize.err")"
+grep -q "cannot write to the cache directory $TILEJIT_CACHE_DIR: File too large; kernels are compiled but not cached" "$work/fsize.err" \
+  || fail "fsize: $(cat "$work/fsize.err")"
+[ -z "$(ls -A "$TILEJIT_CACHE_DIR")" ] || fail "fsize left files: $(ls -A "$TILEJIT_CACHE_DIR")"
+# A truly full file system, where this user may mount a small tmpfs in a
+# namespace of its own (optional: CI containers often may not).
+if unshare --user --map-root-user --mount true 2> /dev/null; then
+  mkdir -m 700 "$work/tiny"
+  rc=0
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  unshare --user --map-root-user --mount bash -c '
+    mount -t tmpfs -o size=64k,mode=700 tilejit-full "$1" || exit 99
+    head -c 60000 /dev/zero > "$1/filler" 2>/dev/null || true
+    shift; TILEJIT_CACHE_DIR=$0/c exec "$@"' "$work/tiny" "$work/tiny" "${compile[@]}" \
+    > "$work/full.json" 2> "$work/full.err" || rc=$?
+  if [ $rc = 99 ]; then echo "note: no tmpfs in a user namespace here; the full-disk mount check skipped"; else
+    [ $rc = 0 ] || fail "compile on a full tmpfs: $(cat "$work/full.err")"
+    [ "$(warnings "$work/full.err")" = 1 ] || fail "full tmpfs: not one warning: $(cat "$work/full.err")"
+    grep -q "No space left on device; kernels are compiled but not cached" "$work/full.err" || fail "full tmpfs: $(cat "$work/full.err")"
+  fi
+else
+  echo "note: no user namespaces here; the full-disk mount check skipped"
+fi
+
+# A read-only directory (mode 500, which root could still write) is only
+# read: one warning, a stored kernel is still a hit, a new one is compiled
+# and not stored.
+"${compile[@]}" > /dev/null
+chmod 500 "$TILEJIT_CACHE_DIR"
+"${compile[@]}" > "$work/ro-hit.json" 2> "$work/ro-hit.err" || fail "compile in a read-only directory"
+[ "$(json "$work/ro-hit.json" "d['from_cache']")" = True ] || fail "read-only directory: no hit"
+[ "$(warnings "$work/ro-hit.err")" = 1 ] || fail "read-only: not one warning: $(cat "$work/ro-hit.err")"
+grep -q "the cache directory $TILEJIT_CACHE_DIR is read-only (mode 500); kernels are loaded from it but not stored" "$work/ro-hit.err" \
+  || fail "read-only: $(cat "$work/ro-hit.err")"
+"$tilejit" compile "$root/ops/samples/softmax.tile" --kernel softmax --set T=f32 --json > "$work/ro-new.json" 2> "$work/ro-new.err" \
+  || fail "new kernel in a read-only directory"
+[ "$(warnings "$work/ro-new.err")" = 1 ] || fail "read-only new: not one warning: $(cat "$work/ro-new.err")"
+[ "$(entries "$TILEJIT_CACHE_DIR")" = 1 ] || fail "wrote into a read-only directory"
+chmod 700 "$TILEJIT_CACHE_DIR"
+"$tilejit" cache clear > /dev/null
 
 # A group-writable directory is refused (with a message), and work goes on.
 chmod 770 "$TILEJIT_CACHE_DIR"
 "${compile[@]}" > /dev/null 2> "$work/err.txt" || fail "compile with a refused directory"
 grep -q "refusing the cache directory" "$work/err.txt" || fail "no refusal message: $(cat "$work/err.txt")"
-[ "$(ls "$TILEJIT_CACHE_DIR" | grep -c '\.tjk$' || true)" = 0 ] || fail "wrote into a refused directory"
+[ "$(entries "$TILEJIT_CACHE_DIR")" = 0 ] || fail "wrote into a refused directory"
 chmod 700 "$TILEJIT_CACHE_DIR"
 
 # Dumps of the stored stages work on hits.

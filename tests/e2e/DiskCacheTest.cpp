@@ -7,6 +7,15 @@
 // are refused; TILEJIT_CACHE=off touches nothing; racing publishers leave one
 // valid entry; the size bound evicts the least recently used entries.
 //
+// Faults: a FIFO, a device, a directory, a symbolic link or an oversized
+// file where an entry should be; an entry rewritten, truncated and grown by
+// another process while it is read; a full file system (an injected write
+// fault, and a file size limit in a child process); a read-only directory; a
+// directory replaced by a symbolic link after it was opened; four processes
+// publishing one key at once. Each lookup still returns a kernel that
+// computes the right result, prints at most one warning (exactly one where
+// the fault is new), and never runs an entry that does not verify.
+//
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
@@ -15,14 +24,24 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <sstream>
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace tilejit;
@@ -84,6 +103,47 @@ jit::Compiler &withDisk(const std::string &dir, uint64_t maxBytes = uint64_t(1) 
   c.setDiskCache(DiskCache(dir, DiskCache::Mode::ReadWrite, maxBytes));
   c.clearMemoryCache();
   return c;
+}
+
+/// The warning lines `body` prints on stderr.
+template <typename Body> std::vector<std::string> warningsOf(Body body) {
+  testing::internal::CaptureStderr();
+  body();
+  std::istringstream err(testing::internal::GetCapturedStderr());
+  std::vector<std::string> out;
+  for (std::string line; std::getline(err, line);)
+    if (line.rfind("tilejit: warning: ", 0) == 0)
+      out.push_back(line);
+  return out;
+}
+
+/// Names in `dir` (but "." and "..").
+std::vector<std::string> namesIn(const std::string &dir) {
+  std::vector<std::string> out;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (struct dirent *e = ::readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+        out.push_back(e->d_name);
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// How many descriptors this process has open.
+size_t openDescriptors() { return namesIn("/proc/self/fd").size(); }
+
+/// Runs `body` in a child process (it must use no JIT or thread pool: file
+/// operations only) and returns its exit status; 0 means every check held.
+template <typename Body> int inChild(Body body) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0)
+    ::_exit(body());
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 struct RestoreDisk {
@@ -293,4 +353,404 @@ TEST(DiskCache, SizeBoundEvictsLeastRecentlyUsed) {
   EXPECT_EQ(c.diskCache().list().size(), 2u);
   EXPECT_EQ(c.diskCache().clear(), 2u);
   EXPECT_TRUE(c.diskCache().list().empty());
+}
+
+// Something other than a small regular file where an entry should be is
+// refused before it is read (a FIFO would block the caller, a device or a
+// huge file would be read without end): the lookup compiles, runs correctly,
+// prints one warning saying what was found, and replaces it with a valid
+// entry (a directory cannot be replaced: the same warning says so too).
+TEST(DiskCacheFaults, NonRegularOrOversizedEntriesAreRefusedBeforeReading) {
+  TempDir dir, elsewhere;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 5)->key();
+  const std::string entry = c.diskCache().pathOf(key);
+  const std::vector<char> good = readFile(entry);
+  // A valid entry of this very key, outside the directory: followed, the
+  // link would be a hit.
+  const std::string outside = elsewhere.path + "/entry.tjk";
+  writeFile(outside, good);
+  ::chmod(outside.c_str(), 0600);
+
+  struct Case {
+    const char *what, *says;
+    std::function<bool()> plant; // false: cannot be made here
+    bool replaced;
+  };
+  auto sparse = [&](uint64_t bytes) {
+    int fd = ::open(entry.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    bool ok = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+    if (fd >= 0)
+      ::close(fd);
+    return ok;
+  };
+  std::vector<Case> cases = {
+      {"FIFO", "not a regular file (a FIFO)",
+       [&] { return ::mkfifo(entry.c_str(), 0600) == 0; }, true},
+      {"directory", "not a regular file (a directory)",
+       [&] { return ::mkdir(entry.c_str(), 0700) == 0; }, false},
+      {"symbolic link to a valid entry", "not a regular file (a symbolic link)",
+       [&] { return ::symlink(outside.c_str(), entry.c_str()) == 0; }, true},
+      // /dev/zero's numbers: read whole, it never ends. Making a device
+      // needs privilege; unprivileged runs check the other cases.
+      {"character device", "not a regular file (a character device)",
+       [&] { return ::mknod(entry.c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0; }, true},
+      {"one byte over the bound",
+       "bytes, over the bound of",
+       [&] { return sparse(DiskCache::kMaxEntryBytes + 1); }, true},
+      {"6 GiB (truncated up)", "6442450944 bytes, over the bound of",
+       [&] { return sparse(uint64_t(6) << 30); }, true},
+  };
+  size_t planted = 0;
+  for (const Case &k : cases) {
+    SCOPED_TRACE(k.what);
+    ::unlink(entry.c_str());
+    if (!k.plant()) {
+      ASSERT_TRUE(errno == EPERM && std::string(k.what) == "character device")
+          << std::strerror(errno);
+      continue;
+    }
+    ++planted;
+    c.clearMemoryCache();
+    uint64_t compiles = c.stats().compiles;
+    struct rusage before, after;
+    ::getrusage(RUSAGE_SELF, &before);
+    auto warnings = warningsOf([&] { EXPECT_TRUE(getAndCheck(c, 5).compiled); });
+    ::getrusage(RUSAGE_SELF, &after);
+    EXPECT_EQ(c.stats().compiles, compiles + 1);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("cache entry " + entry + " ignored: "), std::string::npos)
+        << warnings[0];
+    EXPECT_NE(warnings[0].find(k.says), std::string::npos) << warnings[0];
+    // Nothing near the file's size was allocated (ru_maxrss is in KiB).
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 32 * 1024);
+    struct stat st;
+    ASSERT_EQ(::lstat(entry.c_str(), &st), 0);
+    if (k.replaced) {
+      EXPECT_TRUE(S_ISREG(st.st_mode));
+      std::string warning;
+      EXPECT_TRUE(c.diskCache().load(key, warning).has_value()) << warning;
+    } else {
+      EXPECT_TRUE(S_ISDIR(st.st_mode));
+      EXPECT_NE(warnings[0].find("; then cannot publish cache entry " + entry),
+                std::string::npos)
+          << warnings[0];
+      ::rmdir(entry.c_str());
+    }
+  }
+  EXPECT_GE(planted, cases.size() - 1);
+  // The file outside was never written through the link.
+  EXPECT_EQ(readFile(outside), good);
+}
+
+// Another process rewrites the entry in place, truncates it, grows it and
+// extends it to a huge size while this one loads it: every load either
+// returns exactly the published entry or refuses with a warning, and
+// lookups through the compiler keep computing the right result with at most
+// one warning each.
+TEST(DiskCacheFaults, EntryChangedByAnotherProcessWhileReadIsNeverTrusted) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 6)->key();
+  const std::string entry = c.diskCache().pathOf(key);
+  const std::vector<char> good = readFile(entry);
+  std::string warning;
+  const std::optional<jit::DiskEntry> published = c.diskCache().load(key, warning);
+  ASSERT_TRUE(published.has_value()) << warning;
+
+  std::fflush(nullptr);
+  pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    // Rewrites the file in place (no rename): readers see every state. It
+    // runs until it is stopped.
+    for (unsigned i = 0;; ++i) {
+      int fd = ::open(entry.c_str(), O_WRONLY);
+      if (fd < 0)
+        ::_exit(1); // a rebuild's rename is atomic: the entry is always there
+      switch (i % 4) {
+      case 0: // whole again
+        (void)!::pwrite(fd, good.data(), good.size(), 0);
+        break;
+      case 1: // truncated
+        (void)!::ftruncate(fd, static_cast<off_t>(good.size() / (2 + i % 7)));
+        break;
+      case 2: // grown by junk
+        (void)!::pwrite(fd, good.data(), good.size(), 0);
+        (void)!::pwrite(fd, "junk", 4, static_cast<off_t>(good.size()));
+        break;
+      case 3: // huge
+        (void)!::ftruncate(fd, off_t(6) << 30);
+        break;
+      }
+      ::close(fd);
+    }
+  }
+  size_t hits = 0, refusals = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string w;
+    std::optional<jit::DiskEntry> e = c.diskCache().load(key, w);
+    if (e) {
+      ++hits;
+      EXPECT_EQ(e->object, published->object);
+      EXPECT_EQ(e->stem, published->stem);
+      EXPECT_EQ(w, "");
+    } else {
+      ++refusals;
+      EXPECT_NE(w.find("cache entry " + entry + " ignored: "), std::string::npos) << w;
+    }
+    if (i % 40 == 0) {
+      c.clearMemoryCache();
+      EXPECT_LE(warningsOf([&] { getAndCheck(c, 6); }).size(), 1u);
+    }
+  }
+  ::kill(writer, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the writer stopped early: " << status;
+  EXPECT_EQ(hits + refusals, 400u);
+  EXPECT_GT(refusals, 0u); // the writer ran all along
+  // Left in a state not seen before (warnings print once per process):
+  // refused with one warning, rebuilt, replaced.
+  ASSERT_EQ(::chmod(entry.c_str(), 0620), 0);
+  c.clearMemoryCache();
+  auto warnings = warningsOf([&] { EXPECT_TRUE(getAndCheck(c, 6).compiled); });
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("writable by group or others (mode 620)"), std::string::npos)
+      << warnings[0];
+  c.clearMemoryCache();
+  EXPECT_FALSE(getAndCheck(c, 6).compiled);
+}
+
+// A full file system, injected: the write fails after a short write (or at
+// once). The lookup compiles and runs correctly, one warning says the
+// directory cannot be written (once for any number of keys), and neither a
+// temporary file nor a descriptor is left behind.
+TEST(DiskCacheFaults, FullFileSystemCompilesWithOneWarningAndLeavesNothing) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 30)->key();
+  std::string warning;
+  const std::optional<jit::DiskEntry> e = c.diskCache().load(key, warning);
+  ASSERT_TRUE(e.has_value()) << warning;
+  const uint64_t size = readFile(c.diskCache().pathOf(key)).size();
+  ASSERT_EQ(c.diskCache().clear(), 1u);
+  const std::string expected = "cannot write to the cache directory " + dir.path +
+                               ": " + std::strerror(ENOSPC) +
+                               "; kernels are compiled but not cached";
+  for (uint64_t after : {uint64_t(0), uint64_t(1), uint64_t(4096), size - 1}) {
+    SCOPED_TRACE(after);
+    DiskCache full(dir.path, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
+    full.injectWriteFault(after, ENOSPC);
+    size_t fds = openDescriptors();
+    warning.clear();
+    EXPECT_FALSE(full.store(key, *e, warning));
+    EXPECT_EQ(warning, expected);
+    EXPECT_EQ(openDescriptors(), fds);
+    EXPECT_EQ(namesIn(dir.path), std::vector<std::string>{});
+  }
+  DiskCache full(dir.path, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
+  full.injectWriteFault(4096, ENOSPC);
+  c.setDiskCache(full);
+  c.clearMemoryCache();
+  auto first = warningsOf([&] {
+    EXPECT_TRUE(getAndCheck(c, 30).compiled);
+    EXPECT_TRUE(getAndCheck(c, 31).compiled);
+  });
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0], "tilejit: warning: " + expected);
+  EXPECT_EQ(namesIn(dir.path), std::vector<std::string>{});
+
+  // A real short write: a file size limit in a child process (SIGXFSZ
+  // ignored, so write fails with EFBIG after writing what fits).
+  int rc = inChild([&] {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {4096, 4096};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0)
+      return 2;
+    DiskCache limited(dir.path, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
+    size_t fds = openDescriptors();
+    std::string w;
+    if (limited.store(key, *e, w))
+      return 3;
+    if (w != "cannot write to the cache directory " + dir.path + ": " +
+                 std::strerror(EFBIG) + "; kernels are compiled but not cached")
+      return 4;
+    if (openDescriptors() != fds)
+      return 5;
+    return namesIn(dir.path).empty() ? 0 : 6;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+// A directory this process must not write (mode 0500: even root, who could,
+// does not) is only read: one warning when the disk tier is made, entries
+// are still loaded, new kernels are compiled and not stored.
+TEST(DiskCacheFaults, ReadOnlyDirectoryIsOnlyRead) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 40)->key();
+  const std::vector<std::string> before = namesIn(dir.path);
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0500), 0);
+  std::string warning;
+  DiskCache ro = DiskCache::fromOptions(
+      jit::Options::parse({{"TILEJIT_CACHE_DIR", dir.path}}), warning);
+  EXPECT_EQ(ro.mode(), DiskCache::Mode::Read);
+  EXPECT_EQ(warning, "the cache directory " + dir.path +
+                         " is read-only (mode 500); kernels are loaded from it but not stored");
+  c.setDiskCache(ro);
+  c.clearMemoryCache();
+  auto warnings = warningsOf([&] {
+    EXPECT_FALSE(getAndCheck(c, 40).compiled); // loaded
+    EXPECT_TRUE(getAndCheck(c, 41).compiled);  // compiled, not stored
+  });
+  EXPECT_EQ(warnings, std::vector<std::string>{});
+  EXPECT_EQ(namesIn(dir.path), before);
+  ::chmod(dir.path.c_str(), 0700);
+  (void)key;
+}
+
+// The directory is replaced by a symbolic link to another directory after
+// the disk tier opened it; that directory holds an entry that verifies for
+// the key asked for but computes something else. It is never read: lookups
+// load from and publish into the directory opened, with one warning.
+TEST(DiskCacheFaults, DirectorySwappedForASymlinkIsNeverFollowed) {
+  TempDir parent;
+  RestoreDisk restore;
+  const std::string path = parent.path + "/cache", moved = parent.path + "/moved",
+                    attacker = parent.path + "/attacker";
+  ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(attacker.c_str(), 0700), 0);
+  std::string warning;
+  DiskCache opened =
+      DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}), warning);
+  ASSERT_EQ(opened.mode(), DiskCache::Mode::ReadWrite) << warning;
+  jit::Compiler &c = jit::Compiler::instance();
+  c.setDiskCache(opened);
+  c.clearMemoryCache();
+  const jit::TilingKey five = getAndCheck(c, 5)->key();
+  const jit::TilingKey seven = getAndCheck(c, 7)->key();
+  // The attacker's entry: K = 7's code under K = 5's key (it verifies).
+  std::optional<jit::DiskEntry> wrong = opened.load(seven, warning);
+  ASSERT_TRUE(wrong.has_value()) << warning;
+  DiskCache planted(attacker, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
+  ASSERT_TRUE(planted.store(five, *wrong, warning)) << warning;
+  const std::vector<std::string> attackerFiles = namesIn(attacker);
+
+  ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(::symlink(attacker.c_str(), path.c_str()), 0);
+  c.clearMemoryCache();
+  uint64_t hits = c.stats().diskHits;
+  auto warnings = warningsOf([&] {
+    EXPECT_FALSE(getAndCheck(c, 5).compiled); // 5x: from the directory opened
+    EXPECT_TRUE(getAndCheck(c, 8).compiled);  // published there too
+  });
+  EXPECT_EQ(c.stats().diskHits, hits + 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "tilejit: warning: the cache directory " + path +
+                             " was replaced after this process opened it (it is now a "
+                             "symbolic link); entries are read and written only in the "
+                             "directory opened");
+  EXPECT_EQ(namesIn(attacker), attackerFiles);
+  EXPECT_EQ(namesIn(moved).size(), 3u); // K = 5, 7 and 8
+
+  // Made afresh, the disk tier refuses the link.
+  warning.clear();
+  EXPECT_EQ(DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}), warning)
+                .mode(),
+            DiskCache::Mode::Off);
+  EXPECT_EQ(warning, "the cache directory " + path + " is not a directory; the disk cache is off");
+}
+
+// Four processes publish one new key at once, each many times, while each
+// also loads it: every load verifies and is exactly the published entry;
+// one entry and no temporary file is left.
+TEST(DiskCacheFaults, FourProcessesPublishingOneKeyLeaveOneValidEntry) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 50)->key();
+  std::string warning;
+  const std::optional<jit::DiskEntry> e = c.diskCache().load(key, warning);
+  ASSERT_TRUE(e.has_value()) << warning;
+  ASSERT_EQ(c.diskCache().clear(), 1u);
+  const DiskCache disk = c.diskCache();
+  std::fflush(nullptr);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int bad = 0;
+      for (int r = 0; r < 50; ++r) {
+        std::string w;
+        bad += !disk.store(key, *e, w);
+        std::optional<jit::DiskEntry> got = disk.load(key, w);
+        bad += !got || got->object != e->object || got->signature != e->signature;
+      }
+      ::_exit(bad ? 1 : 0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  EXPECT_EQ(namesIn(dir.path), std::vector<std::string>{key.symbolStem() + ".tjk"});
+  c.clearMemoryCache();
+  EXPECT_FALSE(getAndCheck(c, 50).compiled);
+}
+
+// A file over the entry bound can never be loaded: the size bound evicts it
+// before any entry that can.
+TEST(DiskCacheFaults, OversizedFilesAreEvictedFirst) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey old = getAndCheck(c, 60)->key();
+  ::sleep(1);
+  const std::string huge = dir.path + "/tj_ffffffffffffffff.tjk";
+  int fd = ::open(huge.c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, off_t(6) << 30), 0);
+  ::close(fd);
+  getAndCheck(c, 61); // publishes, then evicts down to 1 GiB
+  std::vector<std::string> left = namesIn(dir.path);
+  EXPECT_EQ(left.size(), 2u);
+  EXPECT_EQ(std::count(left.begin(), left.end(), "tj_ffffffffffffffff.tjk"), 0);
+  EXPECT_EQ(std::count(left.begin(), left.end(), old.symbolStem() + ".tjk"), 1);
+}
+
+// A relative TILEJIT_CACHE_DIR names the directory the process started in,
+// even after it changes its working directory (no false "replaced").
+TEST(DiskCacheFaults, RelativeDirectoryIsAnchoredWhereItWasOpened) {
+  TempDir dir, other;
+  RestoreDisk restore;
+  char *cwd = ::getcwd(nullptr, 0);
+  ASSERT_NE(cwd, nullptr);
+  ASSERT_EQ(::chdir(dir.path.c_str()), 0);
+  std::string warning;
+  DiskCache relative =
+      DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", "rel"}}), warning);
+  ASSERT_EQ(::chdir(other.path.c_str()), 0);
+  ASSERT_EQ(relative.mode(), DiskCache::Mode::ReadWrite) << warning;
+  EXPECT_EQ(relative.dir(), dir.path + "/rel");
+  jit::Compiler &c = jit::Compiler::instance();
+  c.setDiskCache(relative);
+  c.clearMemoryCache();
+  auto warnings = warningsOf([&] {
+    EXPECT_TRUE(getAndCheck(c, 62).compiled);
+    c.clearMemoryCache();
+    EXPECT_FALSE(getAndCheck(c, 62).compiled);
+  });
+  EXPECT_EQ(warnings, std::vector<std::string>{});
+  EXPECT_EQ(namesIn(dir.path + "/rel").size(), 1u);
+  ASSERT_EQ(::chdir(cwd), 0);
+  std::free(cwd);
 }
