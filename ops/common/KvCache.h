@@ -14,6 +14,7 @@
 #define TILEJIT_OPS_COMMON_KVCACHE_H
 
 #include "jit/Compiler.h"
+#include "ops/aclnn/OpArgs.h"
 #include "ops/runtime/Executor.h"
 #include "ops/runtime/Status.h"
 #include "ops/runtime/TensorView.h"
@@ -107,12 +108,15 @@ struct KernelLaunch {
 void setKernelLaunch(runtime::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op);
 
-/// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2
-/// with the workspace phase 1 asked for.
+/// The one-call C++ API of an operator: the descriptor checks of every
+/// tensor argument (aclnn::checkTensorArgs), phase 1 (`prepare`), then
+/// phase 2 with the workspace phase 1 asked for.
 template <typename Args>
 runtime::Status prepareAndRun(const Args &args,
                               runtime::Status (*prepare)(const Args &,
                                                          runtime::Executor &)) {
+  if (runtime::Status s = aclnn::checkTensorArgs(args); !s)
+    return s;
   runtime::Executor executor(Args::kOpName);
   if (runtime::Status s = prepare(args, executor); !s)
     return s;

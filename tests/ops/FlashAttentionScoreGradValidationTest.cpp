@@ -1298,20 +1298,22 @@ TEST(FlashAttentionScoreGradValidation, ViewsMustFitStorage) {
                                      std::vector<int64_t>{32, 16, 1}, 0, 255);
   expectRejected(
       c, kInvalid,
-      "query: view FLOAT16[8, 2, 16] ND does not fit its storage [255]");
+      "query: the view reaches element index 255 but its storage holds "
+      "255 elements");
   Case o; // an offset past the end, on an output
   o.dvOut = std::make_unique<Tensor>(o.dtype, std::vector<int64_t>{8, 2, 16},
                                      std::vector<int64_t>{32, 16, 1}, 4, 256);
   expectRejected(o, kInvalid,
-                 "dvOut: view FLOAT16[8, 2, 16] ND offset 4 does not fit its "
-                 "storage [256]");
+                 "dvOut: the view reaches element index 259 but its storage "
+                 "holds 256 elements");
   Case m; // a padded explicit mask whose row stride overruns
   m.attenMask =
       std::make_unique<Tensor>(DataType::Bool, std::vector<int64_t>{8, 8},
                                std::vector<int64_t>{16, 1}, 0, 64);
   expectRejected(
       m, kInvalid,
-      "attenMaskOptional: view BOOL[8, 8] ND strides [16, 1] does not fit");
+      "attenMaskOptional: the view reaches element index 119 but its "
+      "storage holds 64 elements");
   Case s;
   s.keepProb = 0.9;
   s.dropMask =
@@ -1319,7 +1321,8 @@ TEST(FlashAttentionScoreGradValidation, ViewsMustFitStorage) {
                                std::vector<int64_t>{2}, 0, 16);
   expectRejected(
       s, kInvalid,
-      "dropMaskOptional: view UINT8[16] ND strides [2] does not fit");
+      "dropMaskOptional: the view reaches element index 30 but its "
+      "storage holds 16 elements");
   Case ok; // padded strides that fit are fine
   ok.keyIn =
       std::make_unique<Tensor>(ok.dtype, std::vector<int64_t>{8, 2, 16},
