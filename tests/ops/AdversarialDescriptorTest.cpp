@@ -562,4 +562,263 @@ TEST(AdversarialDescriptor, TruthfulUnusualDescriptorsPass) {
   aclDestroyTensor(t);
 }
 
+//===----------------------------------------------------------------------===//
+// Index arithmetic at int64 extremes
+//===----------------------------------------------------------------------===//
+
+/// A tensor over owned bytes with any strides and storage.
+struct Owned {
+  std::vector<unsigned char> bytes;
+  aclTensor *handle = nullptr;
+  Owned(DataType t, std::vector<int64_t> shape, unsigned char fill,
+        std::vector<int64_t> strides = {}, int64_t storageElems = -1) {
+    if (storageElems < 0)
+      storageElems = runtime::shapeNumel(shape);
+    bytes.assign(static_cast<size_t>(storageElems * runtime::elementSize(t)),
+                 fill);
+    if (strides.empty())
+      strides = runtime::contiguousStrides(shape);
+    handle = aclCreateTensor(shape.data(), shape.size(),
+                             static_cast<aclDataType>(t), strides.data(), 0,
+                             ACL_FORMAT_ND, &storageElems, 1, bytes.data());
+    EXPECT_NE(handle, nullptr) << aclGetRecentErrMsg();
+  }
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() { aclDestroyTensor(handle); }
+  void setI64(const std::vector<int64_t> &v) {
+    ASSERT_EQ(v.size() * 8, bytes.size());
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  }
+  void setI32(const std::vector<int32_t> &v) {
+    ASSERT_EQ(v.size() * 4, bytes.size());
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  }
+};
+
+/// Runs both phases of a scatter and expects success.
+void scatter(Owned &key, Owned &keyCache, Owned &slots, Owned &value,
+             Owned &valueCache, Owned &lens, Owned &seqLens, const char *mode) {
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  std::string m = mode;
+  ASSERT_EQ(aclnnScatterPaKvCacheGetWorkspaceSize(
+                key.handle, keyCache.handle, slots.handle, value.handle,
+                valueCache.handle, lens.handle, nullptr, seqLens.handle,
+                nullptr, m.data(), nullptr, nullptr, &ws, &exec),
+            0)
+      << aclGetRecentErrMsg();
+  std::vector<unsigned char> workspace(static_cast<size_t>(ws) + 1);
+  ASSERT_EQ(aclnnScatterPaKvCache(workspace.data(), ws, exec, nullptr), 0)
+      << aclGetRecentErrMsg();
+}
+
+/// Alibi (S4) keeps the last w tokens of each batch: rows [end[b] - w,
+/// end[b]) with end[b] the inclusive prefix sum of seqLens, exactly
+/// (spec section 5, S4; section 3). Batch 0 is a truthful control
+/// (seqLens 2, w = 2: rows 0, 1 to slots 0, 1); then seqLens = INT64_MAX
+/// with compressLens = INT64_MIN writes nothing (w <= 0), and batches whose
+/// end passes 2^64 (and so wrapped back to 2 in 64 bits) write nothing.
+// spec_rule: scatter §5 S4 rows [end - w, end) exactly at int64 extremes
+TEST(IndexExtremes, ScatterAlibiLengthsPastInt64) {
+  const int64_t kMax = INT64_MAX, kMin = INT64_MIN;
+  const int64_t t = 4, d = 16;
+  Owned key(DataType::Float16, {t, 1, d}, 0);
+  for (int64_t r = 0; r < t; ++r) // row r: bytes 0x10 + r
+    std::memset(key.bytes.data() + r * d * 2, 0x10 + static_cast<int>(r),
+                static_cast<size_t>(d * 2));
+  Owned value(DataType::Float16, {t, 1, d}, 0);
+  value.bytes = key.bytes;
+  Owned keyCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned valueCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned slots(DataType::Int64, {5}, 0);
+  Owned lens(DataType::Int64, {5}, 0);
+  Owned seq(DataType::Int64, {5}, 0);
+  slots.setI64({0, 4, 6, 8, 10});
+  lens.setI64({2, kMin, 1, 2, 2});
+  // Ends: 2; 2^63 + 1 (w = MIN <= 0); 2^64; 2^64 + 1 and 2^64 + 3, which
+  // 64-bit sums wrap to 1 and 3 (rows 0 to slot 9, rows 1-2 to slots 10-11).
+  seq.setI64({2, kMax, kMax, 1, 2});
+  scatter(key, keyCache, slots, value, valueCache, lens, seq, "Alibi");
+  const int64_t row = d * 2;
+  for (const Owned *cache : {&keyCache, &valueCache}) {
+    for (int64_t slot = 0; slot < 16; ++slot) {
+      const unsigned char want =
+          slot < 2 ? static_cast<unsigned char>(0x10 + slot) : 0xEE;
+      for (int64_t b = 0; b < row; ++b)
+        ASSERT_EQ(cache->bytes[static_cast<size_t>(slot * row + b)], want)
+            << "slot " << slot;
+    }
+  }
+}
+
+/// The same in S3 (4-D key, TAIL): t = seqLens[b] - w + j for j < w, with
+/// seqLens[b] - w below -2^63 (which 64 bits wrap to 1) and w = MAX: no row
+/// t lies in [0, S) since t < seqLens[b] < 0.
+// spec_rule: scatter §5 S3 TAIL rows exactly at int64 extremes
+TEST(IndexExtremes, ScatterPaddedTailWindowPastInt64) {
+  const int64_t s = 4, d = 16;
+  Owned key(DataType::Float16, {2, s, 1, d}, 0x11);
+  Owned value(DataType::Float16, {2, s, 1, d}, 0x11);
+  Owned keyCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned valueCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned slots(DataType::Int64, {2, 1}, 0);
+  Owned lens(DataType::Int64, {2, 1}, 0);
+  Owned seq(DataType::Int64, {2}, 0);
+  slots.setI64({0, 8});
+  // Batch 0: the last 2 of 3 rows (control); batch 1: len = MIN, w = MAX.
+  lens.setI64({2, INT64_MAX});
+  seq.setI64({3, INT64_MIN});
+  scatter(key, keyCache, slots, value, valueCache, lens, seq, "None");
+  const int64_t row = d * 2;
+  for (int64_t slot = 0; slot < 16; ++slot) {
+    const unsigned char want = slot < 2 ? 0x11 : 0xEE;
+    for (int64_t b = 0; b < row; ++b)
+      ASSERT_EQ(keyCache.bytes[static_cast<size_t>(slot * row + b)], want)
+          << "slot " << slot;
+  }
+}
+
+/// Runs both phases of a Norm gather and expects success.
+void gather(Owned &keyCache, Owned &valueCache, Owned &tables, Owned &seqLens,
+            Owned &keyRef, Owned &valueRef, bool cumsum) {
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  char mode[] = "Norm";
+  ASSERT_EQ(aclnnGatherPaKvCacheGetWorkspaceSize(
+                keyCache.handle, valueCache.handle, tables.handle,
+                seqLens.handle, keyRef.handle, valueRef.handle, nullptr, mode,
+                cumsum, &ws, &exec),
+            0)
+      << aclGetRecentErrMsg();
+  std::vector<unsigned char> workspace(static_cast<size_t>(ws) + 1);
+  ASSERT_EQ(aclnnGatherPaKvCache(workspace.data(), ws, exec, nullptr), 0)
+      << aclGetRecentErrMsg();
+}
+
+/// Gather with caches whose token p of block k holds bytes 0x20 + 8k + p:
+/// `want[r]` is the byte output row r must hold (0xEE: untouched).
+void expectGatherRows(bool cumsum, const std::vector<int64_t> &lengths,
+                      const std::vector<int32_t> &table,
+                      const std::vector<unsigned char> &want) {
+  const int64_t nb = 5, bs = 4, d = 8, t = 8;
+  const auto batches = static_cast<int64_t>(table.size() / 2);
+  Owned keyCache(DataType::Float16, {nb, bs, 1, d}, 0);
+  for (int64_t k = 0; k < nb; ++k)
+    for (int64_t p = 0; p < bs; ++p)
+      std::memset(keyCache.bytes.data() + (k * bs + p) * d * 2,
+                  static_cast<int>(0x20 + 8 * k + p),
+                  static_cast<size_t>(d * 2));
+  Owned valueCache(DataType::Float16, {nb, bs, 1, d}, 0);
+  valueCache.bytes = keyCache.bytes;
+  Owned tables(DataType::Int64, {batches, 2}, 0);
+  std::vector<int64_t> table64(table.begin(), table.end());
+  tables.setI64(table64);
+  Owned seq(DataType::Int64, {static_cast<int64_t>(lengths.size())}, 0);
+  seq.setI64(lengths);
+  Owned keyRef(DataType::Float16, {t, 1, d}, 0xEE);
+  Owned valueRef(DataType::Float16, {t, 1, d}, 0xEE);
+  gather(keyCache, valueCache, tables, seq, keyRef, valueRef, cumsum);
+  for (const Owned *out : {&keyRef, &valueRef})
+    for (int64_t r = 0; r < t; ++r)
+      for (int64_t b = 0; b < d * 2; ++b)
+        ASSERT_EQ(out->bytes[static_cast<size_t>(r * d * 2 + b)],
+                  want[static_cast<size_t>(r)])
+            << "row " << r;
+}
+
+/// Section 3: start(b) is the exact sum of the earlier lengths. Batch 0
+/// writes rows 0-2 (block 0), batch 1 (length MAX) rows 3-7 (blocks 1, 2);
+/// batches 2-4 start past 2^63 -- a 64-bit sum wraps batch 3 back to row 1
+/// and batch 4 to row 3 -- and write nothing.
+// spec_rule: gather §3 start(b) exact prefix sums at int64 extremes
+TEST(IndexExtremes, GatherLengthsSumPast2To63) {
+  const int64_t kMax = INT64_MAX;
+  expectGatherRows(false, {3, kMax, kMax, 2, 3},
+                   {0, 0, 1, 2, 3, 3, 4, 4, 4, 4},
+                   {0x20, 0x21, 0x22, 0x28, 0x29, 0x2A, 0x2B, 0x30});
+}
+
+/// Cumsum mode: len(b) = seqLens[b+1] - seqLens[b] exactly; 3 - (MIN + 1)
+/// is negative (no rows), not a 64-bit wrap to a huge length.
+// spec_rule: gather §3 len(b) exact differences at int64 extremes
+TEST(IndexExtremes, GatherCumsumDifferencePastInt64) {
+  expectGatherRows(true, {0, 3, INT64_MIN + 1}, {0, 0, 1, 2},
+                   {0x20, 0x21, 0x22, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE});
+}
+
+/// A block table whose capacity W * blockSize passes int64 (a stride-0
+/// table can be that wide) is refused, naming the argument; a 64-bit
+/// product would wrap to a small capacity.
+// spec_rule: ifa §8 13 page attention capacity
+TEST(IndexExtremes, IfaBlockTableCapacityPastInt64) {
+  const int64_t w = (int64_t(1) << 60) + 1000, bs = 16;
+  Owned query(DataType::Float16, {1, 2, 1, 16}, 0x30);
+  Owned cache(DataType::Float16, {2, bs, 16}, 0x30);
+  Owned out(DataType::Float16, {1, 2, 1, 16}, 0xEE);
+  Owned table(DataType::Int32, {1, w}, 0, {0, 0}, 1);
+  const aclTensor *k = cache.handle;
+  aclTensorList *keys = aclCreateTensorList(&k, 1);
+  aclTensorList *values = aclCreateTensorList(&k, 1);
+  const int64_t asl[] = {16};
+  aclIntArray *lens = aclCreateIntArray(asl, 1);
+  char layout[] = "BNSD";
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  EXPECT_EQ(aclnnIncreFlashAttentionV4GetWorkspaceSize(
+                query.handle, keys, values, nullptr, nullptr, lens, nullptr,
+                nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                table.handle, nullptr, 2, 0.25, layout, 1, bs, 1, out.handle,
+                &ws, &exec),
+            kInvalid);
+  const char *m = aclGetRecentErrMsg();
+  EXPECT_NE(std::string(m ? m : "")
+                .find("blocktable: capacity dim 1 (" + std::to_string(w) +
+                      ") * blockSize (16) overflows int64"),
+            std::string::npos)
+      << (m ? m : "");
+  EXPECT_EQ(exec, nullptr);
+  for (unsigned char c : out.bytes)
+    ASSERT_EQ(c, 0xEE);
+  aclDestroyTensorList(keys);
+  aclDestroyTensorList(values);
+  aclDestroyIntArray(lens);
+}
+
+/// Nct windows: offset + (T - 1) * stride + N * D past int64 is refused as
+/// past the buffer, not wrapped to a small end.
+// spec_rule: scatter §7 Nct window inside the buffer
+TEST(IndexExtremes, ScatterNctWindowPastInt64) {
+  const int64_t t = 3, n = 1, d = 16;
+  Owned key(DataType::Float16, {t, n, d}, 0x11);
+  Owned value(DataType::Float16, {t, n, d}, 0x11);
+  Owned keyCache(DataType::Float16, {1, 8, n, d}, 0xEE);
+  Owned valueCache(DataType::Float16, {1, 8, n, d}, 0xEE);
+  Owned slots(DataType::Int32, {t}, 0);
+  slots.setI32({0, 1, 2});
+  // (3 - 1) * 2^62 + 16 wraps to 16 in 64 bits: inside a 48-element buffer.
+  const int64_t strideV[] = {int64_t(1) << 62, d}, offsetV[] = {0, 0};
+  aclIntArray *strides = aclCreateIntArray(strideV, 2);
+  aclIntArray *offsets = aclCreateIntArray(offsetV, 2);
+  char mode[] = "Nct";
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  EXPECT_EQ(aclnnScatterPaKvCacheGetWorkspaceSize(
+                key.handle, keyCache.handle, slots.handle, value.handle,
+                valueCache.handle, nullptr, nullptr, nullptr, nullptr, mode,
+                strides, offsets, &ws, &exec),
+            ACLNN_ERR_INNER_TILING_ERROR);
+  const char *m = aclGetRecentErrMsg();
+  EXPECT_NE(std::string(m ? m : "").find("key: Nct window offset 0 + (3 - 1) "
+                                         "* stride 4611686018427387904 + 16 "
+                                         "overflows int64"),
+            std::string::npos)
+      << (m ? m : "");
+  EXPECT_EQ(exec, nullptr);
+  for (unsigned char c : keyCache.bytes)
+    ASSERT_EQ(c, 0xEE);
+  aclDestroyIntArray(strides);
+  aclDestroyIntArray(offsets);
+}
+
 } // namespace
