@@ -477,49 +477,60 @@ std::vector<OpCase> allCases() {
 // The tests
 //===----------------------------------------------------------------------===//
 
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-data
+// spec_rule: desc-storage
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, ScatterPaKvCache) {
   OpCase c = scatterCase();
   expectBaselineWrites(c);
   expectEveryLieRefused(c);
 }
 
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-data
+// spec_rule: desc-storage
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, GatherPaKvCache) {
   OpCase c = gatherCase();
   expectBaselineWrites(c);
   expectEveryLieRefused(c);
 }
 
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-data
+// spec_rule: desc-storage
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, IncreFlashAttentionV4) {
   OpCase c = ifaCase();
   expectBaselineWrites(c);
   expectEveryLieRefused(c);
 }
 
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-data
+// spec_rule: desc-storage
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, NsaCompressWithCache) {
   OpCase c = nsaCase();
   expectBaselineWrites(c);
   expectEveryLieRefused(c);
 }
 
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-data
+// spec_rule: desc-storage
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, FlashAttentionUnpaddingScoreGradV5) {
   OpCase c = fagCase();
   expectBaselineWrites(c);
   expectEveryLieRefused(c);
 }
 
-// spec_rule: all §descriptor sizes, strides and offsets fit int64
+// spec_rule: desc-int64
+// spec_rule: desc-dtype
 TEST(AdversarialDescriptor, CreateTensorRefusesOverflow) {
   for (const OpCase &c : allCases())
     for (const ArgSpec &s : c.specs)
       expectOverflowingDescriptorsRefused(s);
 }
 
-// spec_rule: all §descriptor sizes, strides and offsets fit int64
+// spec_rule: desc-int64
 TEST(AdversarialDescriptor, CreateIntArrayRefusesOverflow) {
   const int64_t v = 1;
   (void)aclGetRecentErrMsg();
@@ -535,7 +546,7 @@ TEST(AdversarialDescriptor, CreateIntArrayRefusesOverflow) {
 // A negative stride whose offset keeps the view inside the storage passes
 // the descriptor check (the operator then decides on its own rules), and an
 // empty view with null data needs no storage.
-// spec_rule: all §descriptor every tensor lies inside its storage
+// spec_rule: desc-storage
 TEST(AdversarialDescriptor, TruthfulUnusualDescriptorsPass) {
   std::vector<unsigned char> bytes(64);
   const int64_t dims[] = {4, 2}, strides[] = {-2, 1}, storage[] = {8};
@@ -619,7 +630,7 @@ void scatter(Owned &key, Owned &keyCache, Owned &slots, Owned &value,
 /// (seqLens 2, w = 2: rows 0, 1 to slots 0, 1); then seqLens = INT64_MAX
 /// with compressLens = INT64_MIN writes nothing (w <= 0), and batches whose
 /// end passes 2^64 (and so wrapped back to 2 in 64 bits) write nothing.
-// spec_rule: scatter §5 S4 rows [end - w, end) exactly at int64 extremes
+// spec_rule: scatter-8-values
 TEST(IndexExtremes, ScatterAlibiLengthsPastInt64) {
   const int64_t kMax = INT64_MAX, kMin = INT64_MIN;
   const int64_t t = 4, d = 16;
@@ -655,7 +666,7 @@ TEST(IndexExtremes, ScatterAlibiLengthsPastInt64) {
 /// The same in S3 (4-D key, TAIL): t = seqLens[b] - w + j for j < w, with
 /// seqLens[b] - w below -2^63 (which 64 bits wrap to 1) and w = MAX: no row
 /// t lies in [0, S) since t < seqLens[b] < 0.
-// spec_rule: scatter §5 S3 TAIL rows exactly at int64 extremes
+// spec_rule: scatter-8-values
 TEST(IndexExtremes, ScatterPaddedTailWindowPastInt64) {
   const int64_t s = 4, d = 16;
   Owned key(DataType::Float16, {2, s, 1, d}, 0x11);
@@ -731,7 +742,7 @@ void expectGatherRows(bool cumsum, const std::vector<int64_t> &lengths,
 /// writes rows 0-2 (block 0), batch 1 (length MAX) rows 3-7 (blocks 1, 2);
 /// batches 2-4 start past 2^63 -- a 64-bit sum wraps batch 3 back to row 1
 /// and batch 4 to row 3 -- and write nothing.
-// spec_rule: gather §3 start(b) exact prefix sums at int64 extremes
+// spec_rule: gather-6-values
 TEST(IndexExtremes, GatherLengthsSumPast2To63) {
   const int64_t kMax = INT64_MAX;
   expectGatherRows(false, {3, kMax, kMax, 2, 3},
@@ -741,7 +752,7 @@ TEST(IndexExtremes, GatherLengthsSumPast2To63) {
 
 /// Cumsum mode: len(b) = seqLens[b+1] - seqLens[b] exactly; 3 - (MIN + 1)
 /// is negative (no rows), not a 64-bit wrap to a huge length.
-// spec_rule: gather §3 len(b) exact differences at int64 extremes
+// spec_rule: gather-6-values
 TEST(IndexExtremes, GatherCumsumDifferencePastInt64) {
   expectGatherRows(true, {0, 3, INT64_MIN + 1}, {0, 0, 1, 2},
                    {0x20, 0x21, 0x22, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE});
@@ -750,7 +761,7 @@ TEST(IndexExtremes, GatherCumsumDifferencePastInt64) {
 /// A block table whose capacity W * blockSize passes int64 (a stride-0
 /// table can be that wide) is refused, naming the argument; a 64-bit
 /// product would wrap to a small capacity.
-// spec_rule: ifa §8 13 page attention capacity
+// spec_rule: ifa-8.13
 TEST(IndexExtremes, IfaBlockTableCapacityPastInt64) {
   const int64_t w = (int64_t(1) << 60) + 1000, bs = 16;
   Owned query(DataType::Float16, {1, 2, 1, 16}, 0x30);
@@ -787,7 +798,7 @@ TEST(IndexExtremes, IfaBlockTableCapacityPastInt64) {
 
 /// Nct windows: offset + (T - 1) * stride + N * D past int64 is refused as
 /// past the buffer, not wrapped to a small end.
-// spec_rule: scatter §7 Nct window inside the buffer
+// spec_rule: scatter-7.5-nct
 TEST(IndexExtremes, ScatterNctWindowPastInt64) {
   const int64_t t = 3, n = 1, d = 16;
   Owned key(DataType::Float16, {t, n, d}, 0x11);
