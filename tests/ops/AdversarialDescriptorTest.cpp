@@ -609,13 +609,15 @@ struct Owned {
 
 /// Runs both phases of a scatter and expects success.
 void scatter(Owned &key, Owned &keyCache, Owned &slots, Owned &value,
-             Owned &valueCache, Owned &lens, Owned &seqLens, const char *mode) {
+             Owned &valueCache, Owned &lens, Owned &seqLens, const char *mode,
+             Owned *offsets = nullptr) {
   uint64_t ws = 0;
   aclOpExecutor *exec = nullptr;
   std::string m = mode;
   ASSERT_EQ(aclnnScatterPaKvCacheGetWorkspaceSize(
                 key.handle, keyCache.handle, slots.handle, value.handle,
-                valueCache.handle, lens.handle, nullptr, seqLens.handle,
+                valueCache.handle, lens.handle,
+                offsets ? offsets->handle : nullptr, seqLens.handle,
                 nullptr, m.data(), nullptr, nullptr, &ws, &exec),
             0)
       << aclGetRecentErrMsg();
@@ -656,6 +658,46 @@ TEST(IndexExtremes, ScatterAlibiLengthsPastInt64) {
     for (int64_t slot = 0; slot < 16; ++slot) {
       const unsigned char want =
           slot < 2 ? static_cast<unsigned char>(0x10 + slot) : 0xEE;
+      for (int64_t b = 0; b < row; ++b)
+        ASSERT_EQ(cache->bytes[static_cast<size_t>(slot * row + b)], want)
+            << "slot " << slot;
+    }
+  }
+}
+
+/// Omni (S5) reads row(j) = key[start[b] + j] with start[b] the exclusive
+/// prefix sum, exactly: a negative start (-3) reaches rows 0-1 from j = 3;
+/// a batch of length MAX covers rows 2-3; the batches starting at 2^63 + 1
+/// and 2^64 (which 64 bits wrap to row 0) read nothing.
+// spec_rule: scatter-8-values
+TEST(IndexExtremes, ScatterOmniStartsPastInt64) {
+  const int64_t kMax = INT64_MAX;
+  const int64_t t = 4, d = 16;
+  Owned key(DataType::Float16, {t, 1, d}, 0);
+  for (int64_t r = 0; r < t; ++r)
+    std::memset(key.bytes.data() + r * d * 2, 0x10 + static_cast<int>(r),
+                static_cast<size_t>(d * 2));
+  Owned value(DataType::Float16, {t, 1, d}, 0);
+  value.bytes = key.bytes;
+  Owned keyCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned valueCache(DataType::Float16, {2, 8, 1, d}, 0xEE);
+  Owned slots(DataType::Int64, {5}, 0);
+  Owned lens(DataType::Int64, {5}, 0);
+  Owned offs(DataType::Int64, {5}, 0);
+  Owned seq(DataType::Int64, {5}, 0);
+  slots.setI64({0, 2, 8, 10, 12});
+  lens.setI64({1, 1, 1, 1, 1});
+  offs.setI64({-1, -1, -1, -1, -1}); // no window: every row copied
+  seq.setI64({-3, 5, kMax, kMax, 2});
+  scatter(key, keyCache, slots, value, valueCache, lens, seq, "Omni", &offs);
+  const int64_t row = d * 2;
+  for (const Owned *cache : {&keyCache, &valueCache}) {
+    for (int64_t slot = 0; slot < 16; ++slot) {
+      unsigned char want = 0xEE;
+      if (slot == 5 || slot == 6)
+        want = static_cast<unsigned char>(0x10 + slot - 5);
+      if (slot == 8 || slot == 9)
+        want = static_cast<unsigned char>(0x12 + slot - 8);
       for (int64_t b = 0; b < row; ++b)
         ASSERT_EQ(cache->bytes[static_cast<size_t>(slot * row + b)], want)
             << "slot " << slot;
