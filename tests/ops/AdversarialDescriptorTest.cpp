@@ -4,7 +4,8 @@
 // (../shared/spec: the specs' validation sections assume views inside their
 // storage; issue 25 asks that no input reach memory it does not own),
 // through the public C API only. Each operator starts from a valid call
-// (checked to succeed and write its outputs); then, one argument at a time,
+// (checked to succeed and write its outputs); then, one argument at a time
+// -- each optional tensor parameter the valid call leaves null included --
 // its descriptor is replaced by one that
 //   - views more elements than its storage holds,
 //   - has an offset past its storage,
@@ -17,6 +18,11 @@
 // strides and offsets whose products or sums overflow int64, and unknown
 // dtypes. The suite runs under ASan/UBSan in CI (the sanitize build runs
 // every test): a lie that reached a kernel would show there.
+//
+// IndexExtremes: the index arithmetic of the specs' pseudo-code at int64
+// extremes (prefix sums past 2^63, windows past int64, capacities whose
+// products overflow), with outputs compared row by row to what the spec
+// writes.
 //
 //===----------------------------------------------------------------------===//
 #include "acl/acl.h"
@@ -33,6 +39,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -154,10 +161,16 @@ struct Arg {
 struct Args {
   std::vector<std::unique_ptr<Arg>> args;
   aclTensor *operator[](const char *name) const {
+    if (aclTensor *t = opt(name))
+      return t;
+    ADD_FAILURE() << "no argument " << name;
+    return nullptr;
+  }
+  /// An optional argument: null unless this call passes it.
+  aclTensor *opt(const char *name) const {
     for (const auto &a : args)
       if (std::strcmp(a->spec.name, name) == 0)
         return a->handle;
-    ADD_FAILURE() << "no argument " << name;
     return nullptr;
   }
   std::vector<std::vector<unsigned char>> snapshot() const {
@@ -173,6 +186,9 @@ struct Args {
 struct OpCase {
   std::string op; ///< e.g. "aclnnGatherPaKvCache"
   std::vector<ArgSpec> specs;
+  /// The optional tensor parameters the valid call leaves null: each is
+  /// also passed once, lying (any descriptor is checked, used or not).
+  std::vector<const char *> optionals = {};
   std::function<int32_t(const Args &, uint64_t *, aclOpExecutor **)> phase1;
   std::function<int32_t(void *, uint64_t, aclOpExecutor *)> phase2;
 };
@@ -203,17 +219,20 @@ Outcome run(const OpCase &c, Args &args) {
   return out;
 }
 
-Args build(const OpCase &c, int which, Lie lie) {
+Args build(const OpCase &c, int which, Lie lie,
+           size_t required = SIZE_MAX) {
   Args a;
   for (size_t i = 0; i < c.specs.size(); ++i)
-    a.args.push_back(std::make_unique<Arg>(
-        c.specs[i], static_cast<int>(i) == which ? lie : Lie::None,
-        patternOf(i)));
+    if (i < required || static_cast<int>(i) == which)
+      a.args.push_back(std::make_unique<Arg>(
+          c.specs[i], static_cast<int>(i) == which ? lie : Lie::None,
+          patternOf(i)));
   return a;
 }
 
 /// The valid call succeeds and writes something.
 void expectBaselineWrites(const OpCase &c) {
+  ASSERT_FALSE(c.specs.empty());
   Args a = build(c, -1, Lie::None);
   auto before = a.snapshot();
   Outcome o = run(c, a);
@@ -259,13 +278,16 @@ Expected expectedFor(Lie lie, const ArgSpec &s) {
   return {0, ""};
 }
 
-/// Every lie on every argument of `c`.
-void expectEveryLieRefused(const OpCase &c) {
+/// Every lie on every argument of `c`, the optional ones included.
+void expectEveryLieRefused(OpCase c) {
+  const size_t required = c.specs.size();
+  for (const char *name : c.optionals)
+    c.specs.push_back({name, DataType::Float16, {4, 4}});
   for (size_t i = 0; i < c.specs.size(); ++i) {
     for (Lie lie : {Lie::ViewPastStorage, Lie::OffsetPastStorage,
                     Lie::NullData, Lie::NegativeStride, Lie::SizelessDtype}) {
       SCOPED_TRACE(c.op + " " + c.specs[i].name + " " + lieName(lie));
-      Args a = build(c, static_cast<int>(i), lie);
+      Args a = build(c, static_cast<int>(i), lie, required);
       auto before = a.snapshot();
       Outcome o = run(c, a);
       Expected want = expectedFor(lie, c.specs[i]);
@@ -344,11 +366,14 @@ OpCase scatterCase() {
              {"slotMapping", DataType::Int32, {4}, {0, 5, 2, 7}},
              {"value", DataType::Float16, {4, 2, 16}},
              {"valueCacheRef", DataType::Float16, {2, 4, 2, 16}}};
+  c.optionals = {"compressLensOptional", "compressSeqOffsetOptional",
+                  "seqLensOptional"};
   c.phase1 = [](const Args &a, uint64_t *ws, aclOpExecutor **e) {
     return aclnnScatterPaKvCacheGetWorkspaceSize(
         a["key"], a["keyCacheRef"], a["slotMapping"], a["value"],
-        a["valueCacheRef"], nullptr, nullptr, nullptr, nullptr, nullptr,
-        nullptr, nullptr, ws, e);
+        a["valueCacheRef"], a.opt("compressLensOptional"),
+        a.opt("compressSeqOffsetOptional"), a.opt("seqLensOptional"), nullptr,
+        nullptr, nullptr, nullptr, ws, e);
   };
   c.phase2 = [](void *w, uint64_t n, aclOpExecutor *e) {
     return aclnnScatterPaKvCache(w, n, e, nullptr);
@@ -388,15 +413,22 @@ OpCase ifaCase() {
              {"key[0]", DataType::Float16, {2, 1, 8, 16}},
              {"value[0]", DataType::Float16, {2, 1, 8, 16}},
              {"attentionOut", DataType::Float16, {2, 2, 1, 16}}};
+  c.optionals = {"pseShift",       "attenMask",       "dequantScale1",
+                 "quantScale1",    "dequantScale2",   "quantScale2",
+                 "quantOffset2",   "antiquantScale",  "antiquantOffset",
+                 "blocktable",     "kvPaddingSize"};
   c.phase1 = [](const Args &a, uint64_t *ws, aclOpExecutor **e) {
     const aclTensor *k = a["key[0]"], *v = a["value[0]"];
     aclTensorList *keys = aclCreateTensorList(&k, 1);
     aclTensorList *values = aclCreateTensorList(&v, 1);
     char layout[] = "BNSD";
     int32_t rc = aclnnIncreFlashAttentionV4GetWorkspaceSize(
-        a["query"], keys, values, nullptr, nullptr, nullptr, nullptr, nullptr,
-        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 2, 0.25,
-        layout, 1, 0, 1, a["attentionOut"], ws, e);
+        a["query"], keys, values, a.opt("pseShift"), a.opt("attenMask"),
+        nullptr, a.opt("dequantScale1"), a.opt("quantScale1"),
+        a.opt("dequantScale2"), a.opt("quantScale2"), a.opt("quantOffset2"),
+        a.opt("antiquantScale"), a.opt("antiquantOffset"), a.opt("blocktable"),
+        a.opt("kvPaddingSize"), 2, 0.25, layout, 1, 0, 1, a["attentionOut"],
+        ws, e);
     aclDestroyTensorList(keys);
     aclDestroyTensorList(values);
     return rc;
@@ -447,18 +479,27 @@ OpCase fagCase() {
              {"dqOut", h, {8, 2, 16}},
              {"dkOut", h, {8, 2, 16}},
              {"dvOut", h, {8, 2, 16}}};
+  c.optionals = {"queryRope",           "keyInRope",
+                 "pseShiftOptional",    "dropMaskOptional",
+                 "paddingMaskOptional", "attenMaskOptional",
+                 "softmaxInOptional",   "sinkInOptional",
+                 "dqRopeOut",           "dkRopeOut",
+                 "dpseOut",             "dsinkOut"};
   c.phase1 = [](const Args &a, uint64_t *ws, aclOpExecutor **e) {
     const int64_t eight[] = {8};
     aclIntArray *cq = aclCreateIntArray(eight, 1);
     aclIntArray *ck = aclCreateIntArray(eight, 1);
     char layout[] = "TND", same[] = "same_as_input";
     int32_t rc = aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-        a["query"], nullptr, a["keyIn"], nullptr, a["value"], a["dy"],
-        nullptr, nullptr, nullptr, nullptr, a["softmaxMaxOptional"],
-        a["softmaxSumOptional"], nullptr, a["attentionInOptional"], nullptr,
-        nullptr, cq, ck, nullptr, nullptr, 0.25, 1.0, 65536, 65536, 2, layout,
-        0, 0, 1, same, a["dqOut"], nullptr, a["dkOut"], nullptr, a["dvOut"],
-        nullptr, nullptr, ws, e);
+        a["query"], a.opt("queryRope"), a["keyIn"], a.opt("keyInRope"),
+        a["value"], a["dy"], a.opt("pseShiftOptional"),
+        a.opt("dropMaskOptional"), a.opt("paddingMaskOptional"),
+        a.opt("attenMaskOptional"), a["softmaxMaxOptional"],
+        a["softmaxSumOptional"], a.opt("softmaxInOptional"),
+        a["attentionInOptional"], a.opt("sinkInOptional"), nullptr, cq, ck,
+        nullptr, nullptr, 0.25, 1.0, 65536, 65536, 2, layout, 0, 0, 1, same,
+        a["dqOut"], a.opt("dqRopeOut"), a["dkOut"], a.opt("dkRopeOut"),
+        a["dvOut"], a.opt("dpseOut"), a.opt("dsinkOut"), ws, e);
     aclDestroyIntArray(cq);
     aclDestroyIntArray(ck);
     return rc;
