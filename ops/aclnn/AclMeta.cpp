@@ -2,14 +2,18 @@
 //
 // Constructors copy every array they get, so a caller may free its shape
 // vectors at once. They return NULL on structurally invalid input (negative
-// dimensions, unknown enum values, too many dimensions) and record why; the
-// operators check everything semantic.
+// dimensions, unknown enum values, too many dimensions, sizes, strides and
+// offsets whose products or sums overflow int64) and record why; the
+// operators check everything semantic, after runtime::checkDescriptor.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/aclnn/AclObjects.h"
 #include "ops/runtime/Status.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -85,27 +89,50 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
   std::string error;
   if (!copyDims("viewDims", viewDims, viewDimsNum, false, tensor->shape, error))
     return failNull<aclTensor>(api, error);
+  // Every dimension counted at least once: the contiguous strides are its
+  // partial products, so they fit int64 exactly when this does.
+  std::vector<int64_t> atLeastOne(tensor->shape);
+  for (int64_t &d : atLeastOne)
+    d = std::max<int64_t>(d, 1);
+  if (!checkedShapeNumel(atLeastOne))
+    return failNull<aclTensor>(api, "the product of viewDims " +
+                                        shapeToString(tensor->shape) +
+                                        " overflows int64");
   if (stride) {
     if (!copyDims("stride", stride, viewDimsNum, true, tensor->strides, error))
       return failNull<aclTensor>(api, error);
   } else {
     tensor->strides = contiguousStrides(tensor->shape);
   }
+  std::optional<IndexRange> range =
+      viewIndexRange(tensor->shape, tensor->strides, offset);
+  if (!range)
+    return failNull<aclTensor>(
+        api, "offset " + std::to_string(offset) + " + (viewDims - 1) * " +
+                 "stride over viewDims " + shapeToString(tensor->shape) +
+                 " and stride " + shapeToString(tensor->strides) +
+                 " overflows int64");
   if (storageDimsNum) {
     if (!copyDims("storageDims", storageDims, storageDimsNum, false,
                   tensor->storageShape, error))
       return failNull<aclTensor>(api, error);
-  } else if (viewDimsNum) {
+  } else if (viewDimsNum || offset) {
     // No storage shape: the storage is exactly what the view addresses.
-    int64_t extent = 0;
-    if (!tensor->isEmpty()) {
-      extent = offset + 1;
-      for (size_t i = 0; i < tensor->shape.size(); ++i)
-        if (tensor->strides[i] > 0)
-          extent += (tensor->shape[i] - 1) * tensor->strides[i];
-    }
+    int64_t extent = range->hi;
+    if (!tensor->isEmpty() && __builtin_add_overflow(extent, 1, &extent))
+      return failNull<aclTensor>(api, "the extent of the view, offset " +
+                                          std::to_string(offset) +
+                                          " + 1 + its span, overflows int64");
     tensor->storageShape = {extent};
   }
+  std::optional<int64_t> storage = checkedShapeNumel(tensor->storageShape);
+  int64_t storageBits = 0;
+  if (!storage || __builtin_mul_overflow(*storage, elementBits(DataType(dataType)),
+                                         &storageBits))
+    return failNull<aclTensor>(api, "the storage " +
+                                        shapeToString(tensor->storageShape) +
+                                        " of " + std::to_string(elementBits(DataType(dataType))) +
+                                        "-bit elements overflows int64 bytes");
   tensor->data = tensorData;
   tensor->dtype = static_cast<DataType>(dataType);
   tensor->format = static_cast<Format>(format);
@@ -129,6 +156,11 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
 }
 
 aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size) {
+  // The byte count (and every index into the array) must fit int64.
+  if (size > static_cast<uint64_t>(INT64_MAX) / sizeof(int64_t))
+    return failNull<aclIntArray>("aclCreateIntArray",
+                                 "size " + std::to_string(size) +
+                                     " int64 values overflow int64 bytes");
   if (size && !value)
     return failNull<aclIntArray>("aclCreateIntArray",
                                  "value is null but size is " +

@@ -5,8 +5,11 @@
 /// struct (ops/aclnn/OpArgs.h) and call prepareOp; every aclnnXxx calls
 /// runOp. These do what all operators share:
 ///
-/// Phase 1 (prepareOp): workspaceSize or executor null -> 161001; no
-/// operator registered -> 561000 "not implemented yet"; otherwise the
+/// Phase 1 (prepareOp): workspaceSize or executor null -> 161001; a tensor
+/// argument whose descriptor lies (checkTensorArgs: data null with elements
+/// -> 161001; a view reaching outside its storage, overflowing arithmetic,
+/// a dtype with no size -> 161002); no operator registered -> 561000 "not
+/// implemented yet"; otherwise the
 /// registered Prepare validates and fills a fresh executor. On failure the
 /// executor is destroyed, `*executor` is set to NULL and the status code is
 /// returned with its message recorded for aclGetRecentErrMsg.
@@ -50,6 +53,8 @@ aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
     return runtime::recordError(runtime::Status(runtime::status::ParamNullptr,
                                                 "executor must not be null"),
                                 api.c_str());
+  if (runtime::Status s = checkTensorArgs(args); !s)
+    return runtime::recordError(s, api.c_str());
   runtime::PrepareFn<ArgsT> prepare = runtime::OpRegistry<ArgsT>::get();
   if (!prepare)
     return runtime::recordError(

@@ -21,6 +21,8 @@
 #include "ops/runtime/TensorView.h"
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 namespace tilejit::aclnn {
 
@@ -43,6 +45,18 @@ struct ScatterPaKvCacheArgs {
   const char *scatterModeOptional = nullptr;
   const IntArray *stridesOptional = nullptr;
   const IntArray *offsetsOptional = nullptr;
+  /// Calls `f(name, pointer)` for every tensor and tensor-list argument, in
+  /// parameter order.
+  template <typename F> void forEachTensor(F &&f) const {
+    f("key", key);
+    f("keyCacheRef", keyCacheRef);
+    f("slotMapping", slotMapping);
+    f("value", value);
+    f("valueCacheRef", valueCacheRef);
+    f("compressLensOptional", compressLensOptional);
+    f("compressSeqOffsetOptional", compressSeqOffsetOptional);
+    f("seqLensOptional", seqLensOptional);
+  }
 };
 
 /// aclnnGatherPaKvCacheGetWorkspaceSize.
@@ -57,6 +71,17 @@ struct GatherPaKvCacheArgs {
   const TensorView *seqOffsetOptional = nullptr;
   const char *cacheMode = nullptr;
   bool isSeqLensCumsum = false;
+  /// Calls `f(name, pointer)` for every tensor and tensor-list argument, in
+  /// parameter order.
+  template <typename F> void forEachTensor(F &&f) const {
+    f("keyCache", keyCache);
+    f("valueCache", valueCache);
+    f("blockTables", blockTables);
+    f("seqLens", seqLens);
+    f("keyRef", keyRef);
+    f("valueRef", valueRef);
+    f("seqOffsetOptional", seqOffsetOptional);
+  }
 };
 
 /// aclnnIncreFlashAttentionV4GetWorkspaceSize.
@@ -84,6 +109,25 @@ struct IncreFlashAttentionV4Args {
   int64_t blockSize = 0;
   int64_t innerPrecise = 0;
   const TensorView *attentionOut = nullptr;
+  /// Calls `f(name, pointer)` for every tensor and tensor-list argument, in
+  /// parameter order.
+  template <typename F> void forEachTensor(F &&f) const {
+    f("query", query);
+    f("key", key);
+    f("value", value);
+    f("pseShift", pseShift);
+    f("attenMask", attenMask);
+    f("dequantScale1", dequantScale1);
+    f("quantScale1", quantScale1);
+    f("dequantScale2", dequantScale2);
+    f("quantScale2", quantScale2);
+    f("quantOffset2", quantOffset2);
+    f("antiquantScale", antiquantScale);
+    f("antiquantOffset", antiquantOffset);
+    f("blocktable", blocktable);
+    f("kvPaddingSize", kvPaddingSize);
+    f("attentionOut", attentionOut);
+  }
 };
 
 /// aclnnNsaCompressWithCacheGetWorkspaceSize.
@@ -100,6 +144,15 @@ struct NsaCompressWithCacheArgs {
   int64_t actSeqLenType = 0;
   int64_t pageBlockSize = 0;
   const TensorView *outputCache = nullptr;
+  /// Calls `f(name, pointer)` for every tensor and tensor-list argument, in
+  /// parameter order.
+  template <typename F> void forEachTensor(F &&f) const {
+    f("input", input);
+    f("weight", weight);
+    f("slotMapping", slotMapping);
+    f("blockTableOptional", blockTableOptional);
+    f("outputCache", outputCache);
+  }
 };
 
 /// aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize.
@@ -143,7 +196,56 @@ struct FlashAttentionUnpaddingScoreGradV5Args {
   const TensorView *dvOut = nullptr;
   const TensorView *dpseOut = nullptr;
   const TensorView *dsinkOut = nullptr;
+  /// Calls `f(name, pointer)` for every tensor and tensor-list argument, in
+  /// parameter order.
+  template <typename F> void forEachTensor(F &&f) const {
+    f("query", query);
+    f("queryRope", queryRope);
+    f("keyIn", keyIn);
+    f("keyInRope", keyInRope);
+    f("value", value);
+    f("dy", dy);
+    f("pseShiftOptional", pseShiftOptional);
+    f("dropMaskOptional", dropMaskOptional);
+    f("paddingMaskOptional", paddingMaskOptional);
+    f("attenMaskOptional", attenMaskOptional);
+    f("softmaxMaxOptional", softmaxMaxOptional);
+    f("softmaxSumOptional", softmaxSumOptional);
+    f("softmaxInOptional", softmaxInOptional);
+    f("attentionInOptional", attentionInOptional);
+    f("sinkInOptional", sinkInOptional);
+    f("dqOut", dqOut);
+    f("dqRopeOut", dqRopeOut);
+    f("dkOut", dkOut);
+    f("dkRopeOut", dkRopeOut);
+    f("dvOut", dvOut);
+    f("dpseOut", dpseOut);
+    f("dsinkOut", dsinkOut);
+  }
 };
+
+/// The descriptor check (runtime::checkDescriptor) of every tensor argument
+/// of `args` that is not null, and of every entry of its tensor lists
+/// ("key[1]"), in parameter order; the first failure is returned. Runs
+/// before any operator rule, in phase 1 of every operator.
+template <typename ArgsT> runtime::Status checkTensorArgs(const ArgsT &args) {
+  runtime::Status result;
+  auto check = [&](const char *name, const auto *arg) {
+    if (!result.isOk() || !arg)
+      return;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*arg)>,
+                                 TensorList>) {
+      for (int64_t i = 0; i < arg->size() && result.isOk(); ++i)
+        if (const TensorView *entry = arg->at(i))
+          result = runtime::checkDescriptor(
+              *entry, std::string(name) + "[" + std::to_string(i) + "]");
+    } else {
+      result = runtime::checkDescriptor(*arg, name);
+    }
+  };
+  args.forEachTensor(check);
+  return result;
+}
 
 } // namespace tilejit::aclnn
 

@@ -104,7 +104,9 @@ void setKernelLaunch(runtime::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op);
 
 /// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2
-/// with the workspace phase 1 asked for.
+/// with the workspace phase 1 asked for. It trusts its views as C++ code
+/// built them (the C API checks every descriptor first, in prepareOp; the
+/// validation tests reshape views here to reach each shape rule).
 template <typename Args>
 runtime::Status prepareAndRun(const Args &args,
                               runtime::Status (*prepare)(const Args &,

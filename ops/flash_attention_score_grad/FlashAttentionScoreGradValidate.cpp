@@ -83,25 +83,6 @@ __int128 elementCount(const TensorView &t) {
   return n;
 }
 
-/// fitsStorage(), after checking that nothing it computes overflows.
-bool fitsStorageSafely(const TensorView &t) {
-  if (hasNoElements(t))
-    return t.offset >= 0;
-  __int128 storage = 1;
-  for (int64_t s : t.storageShape) {
-    storage *= s;
-    if (storage > kInt64Max)
-      return false;
-  }
-  __int128 last = t.offset;
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    last += static_cast<__int128>(t.shape[i] - 1) * t.strides[i];
-    if (last > kInt64Max || last < -kInt64Max)
-      return false;
-  }
-  return elementCount(t) <= kInt64Max && t.fitsStorage();
-}
-
 /// Runs the rules in order on one argument set, building the Problem.
 class Validator {
 public:
@@ -798,7 +779,7 @@ private:
         {&p.dvOut, "dvOut"},
         {p.dsink ? &*p.dsink : nullptr, "dsinkOut"}};
     for (auto [t, name] : views)
-      if (t && !fitsStorageSafely(*t))
+      if (t && !t->fitsStorage())
         return invalid(name, ": view ", t->describe(),
                        " does not fit its storage ",
                        runtime::shapeToString(t->storageShape));

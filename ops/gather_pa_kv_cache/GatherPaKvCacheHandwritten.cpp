@@ -58,9 +58,9 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
   const int64_t nb = kc.dim(0), bs = nz ? kc.dim(2) : kc.dim(1);
   const int64_t batches = bt.dim(0), w = bt.dim(1), t = kr.dim(0);
   std::vector<Chunk> chunks;
-  int64_t prefix = 0;
+  __int128 prefix = 0; // exact for any int64 lengths, as section 3
   for (int64_t b = 0; b < batches; ++b) {
-    int64_t start = prefix, len = indexAt(sl, b);
+    __int128 start = prefix, len = indexAt(sl, b);
     if (a.isSeqLensCumsum) {
       start = len;
       len = indexAt(sl, b + 1) - start;
@@ -68,14 +68,15 @@ bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &a) {
     prefix += len;
     if (start < 0 || start >= t || len <= 0)
       continue;
-    const int64_t n = std::min(len, t - start);
+    const auto n = static_cast<int64_t>(std::min<__int128>(len, t - start));
     const int64_t col0 = so ? indexAt(*so, b) / bs : 0;
     for (int64_t t0 = 0; t0 < n; t0 += bs) {
       const int64_t col = col0 + t0 / bs;
       int64_t blk = col >= 0 && col < w ? indexAt(bt, b * w + col) : -1;
       if (blk >= nb)
         blk = -1;
-      chunks.push_back({blk, start + t0, std::min(bs, n - t0)});
+      chunks.push_back(
+          {blk, static_cast<int64_t>(start) + t0, std::min(bs, n - t0)});
     }
   }
   const int64_t size = kc.elementSize();

@@ -72,13 +72,14 @@ void gatherPaKvCacheReference(const aclnn::GatherPaKvCacheArgs &a) {
   const bool nz = a.cacheMode && std::string_view(a.cacheMode) == "PA_NZ";
   const int64_t nb = kc.dim(0), bs = nz ? kc.dim(2) : kc.dim(1);
   const int64_t batches = bt.dim(0), w = bt.dim(1), t = kr.dim(0);
-  int64_t prefix = 0;
+  // Section 3's sums in 128 bits: exact for any int64 lengths.
+  __int128 prefix = 0;
   for (int64_t b = 0; b < batches; ++b) {
     // Section 3.
-    int64_t start, len;
+    __int128 start, len;
     if (a.isSeqLensCumsum) {
       start = index(sl, {b});
-      len = index(sl, {b + 1}) - start;
+      len = static_cast<__int128>(index(sl, {b + 1})) - start;
     } else {
       start = prefix;
       len = index(sl, {b});
@@ -89,7 +90,9 @@ void gatherPaKvCacheReference(const aclnn::GatherPaKvCacheArgs &a) {
     // Section 4.
     if (start < 0 || start >= t || len <= 0)
       continue;
-    const int64_t n = std::min(len, t - start);
+    const int64_t n =
+        static_cast<int64_t>(std::min<__int128>(len, t - start));
+    const auto row0 = static_cast<int64_t>(start);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t col = colBase + i / bs;
       int64_t blk = -1;
@@ -98,8 +101,8 @@ void gatherPaKvCacheReference(const aclnn::GatherPaKvCacheArgs &a) {
         if (id >= 0 && id < nb)
           blk = id;
       }
-      copyToken(kc, kr, nz, blk, i % bs, start + i);
-      copyToken(vc, vr, nz, blk, i % bs, start + i);
+      copyToken(kc, kr, nz, blk, i % bs, row0 + i);
+      copyToken(vc, vr, nz, blk, i % bs, row0 + i);
     }
   }
 }

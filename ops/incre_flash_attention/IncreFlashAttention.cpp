@@ -330,7 +330,9 @@ Status validate(const aclnn::IncreFlashAttentionV4Args &a, Geometry &g) {
     if (!hasAsl)
       return invalid("actualSeqLengths: required with page attention");
     g.blockSize = bs;
-    g.sMax = bt.dim(1) * bs;
+    if (__builtin_mul_overflow(bt.dim(1), bs, &g.sMax))
+      return invalid("blocktable: capacity dim 1 (", bt.dim(1),
+                     ") * blockSize (", bs, ") overflows int64");
     if (maxLen > g.sMax)
       return invalid("actualSeqLengths: max value ", maxLen,
                      " exceeds the block table capacity ", g.sMax,
@@ -362,8 +364,10 @@ Status validate(const aclnn::IncreFlashAttentionV4Args &a, Geometry &g) {
                      shapeOf(kc));
     g.numBlocks = kc.dim(0);
     int64_t need = 0;
+    // Each term is at most dim 1 of the table, so the sum is at most its
+    // element count; (l + bs - 1) / bs would wrap for l near INT64_MAX.
     for (int64_t l : g.len)
-      need += (l + bs - 1) / bs;
+      need += l / bs + (l % bs != 0);
     if (g.numBlocks < need)
       return invalid("key: the cache holds ", g.numBlocks,
                      " blocks, actualSeqLengths need ", need);

@@ -10,6 +10,7 @@
 #include "ops/runtime/OpRegistry.h"
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <memory>
 #include <mutex>
@@ -169,7 +170,12 @@ Status checkTiling(const aclnn::NsaCompressWithCacheArgs &a) {
     return tiling("blockTableOptional: shape[0] must equal the batch size "
                   "len(actSeqLenOptional) = ",
                   b, ", got ", shapeOf(*a.blockTableOptional));
-  const int64_t maxLen = a.blockTableOptional->dim(1) * a.pageBlockSize;
+  // The table's capacity; past int64 (a stride-0 table can be that wide) no
+  // length exceeds it.
+  int64_t maxLen;
+  if (__builtin_mul_overflow(a.blockTableOptional->dim(1), a.pageBlockSize,
+                             &maxLen))
+    maxLen = std::numeric_limits<int64_t>::max();
   for (int64_t i = 0; i < b; ++i) {
     const int64_t s = (*a.actSeqLenOptional)[i];
     if (s >= cbs && (s - cbs) % stride == 0 && s > maxLen)

@@ -36,6 +36,45 @@ int64_t shapeNumel(const std::vector<int64_t> &shape) {
   return n;
 }
 
+std::optional<int64_t> checkedShapeNumel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    empty = empty || d == 0;
+  }
+  if (empty)
+    return 0;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  return n;
+}
+
+std::optional<IndexRange> viewIndexRange(const std::vector<int64_t> &shape,
+                                         const std::vector<int64_t> &strides,
+                                         int64_t offset) {
+  if (strides.size() < shape.size())
+    return std::nullopt;
+  IndexRange range{offset, offset};
+  std::optional<int64_t> numel = checkedShapeNumel(shape);
+  if (!numel)
+    return std::nullopt;
+  if (*numel == 0)
+    return range;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    // Index k spans (shape[k] - 1) * strides[k]; shape[k] >= 1 here.
+    int64_t span;
+    if (__builtin_mul_overflow(shape[k] - 1, strides[k], &span))
+      return std::nullopt;
+    int64_t &bound = span < 0 ? range.lo : range.hi;
+    if (__builtin_add_overflow(bound, span, &bound))
+      return std::nullopt;
+  }
+  return range;
+}
+
 std::string shapeToString(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -57,17 +96,11 @@ bool TensorView::isContiguous() const {
 }
 
 bool TensorView::fitsStorage() const {
-  if (offset < 0)
+  std::optional<IndexRange> range = viewIndexRange(shape, strides, offset);
+  std::optional<int64_t> storage = checkedShapeNumel(storageShape);
+  if (!range || !storage || range->lo < 0)
     return false;
-  if (isEmpty())
-    return true;
-  int64_t last = offset;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (strides[i] < 0)
-      return false;
-    last += (shape[i] - 1) * strides[i];
-  }
-  return last < storageNumel();
+  return isEmpty() ? range->hi <= *storage : range->hi < *storage;
 }
 
 void *TensorView::firstElement() const {
@@ -97,6 +130,72 @@ std::string TensorView::describe() const {
   if (offset)
     os << " offset " << offset;
   return os.str();
+}
+
+Status checkDescriptor(const TensorView &t, const std::string &name) {
+  auto invalid = [&](const auto &...parts) {
+    return Status::error(status::ParamInvalid, name, ": ", parts...);
+  };
+  // The raw values, for messages: describe() may not hold for a broken view.
+  auto values = [&] {
+    return "(shape " + shapeToString(t.shape) + ", strides " +
+           shapeToString(t.strides) + ", offset " + std::to_string(t.offset) +
+           ", storage " + shapeToString(t.storageShape) + ")";
+  };
+  const int64_t bits = isKnownDataType(static_cast<int32_t>(t.dtype))
+                           ? elementBits(t.dtype)
+                           : 0;
+  if (bits <= 0)
+    return invalid("dtype ", static_cast<int32_t>(t.dtype),
+                   " is not a data type with an element size");
+  if (t.rank() > kMaxTensorRank ||
+      static_cast<int64_t>(t.storageShape.size()) > kMaxTensorRank)
+    return invalid("rank ", t.rank(), " (storage rank ",
+                   t.storageShape.size(), ") exceeds ", kMaxTensorRank, " ",
+                   values());
+  if (t.strides.size() != t.shape.size())
+    return invalid(t.strides.size(), " strides for ", t.rank(),
+                   " dimensions ", values());
+  for (size_t k = 0; k < t.shape.size(); ++k)
+    if (t.shape[k] < 0)
+      return invalid("dimension ", k, " is negative ", values());
+  if (t.offset < 0)
+    return invalid("offset ", t.offset, " is negative ", values());
+  std::optional<int64_t> storage = checkedShapeNumel(t.storageShape);
+  if (!storage)
+    return invalid("the storage element count overflows int64 or a storage "
+                   "dimension is negative ",
+                   values());
+  int64_t storageBits;
+  if (__builtin_mul_overflow(*storage, bits, &storageBits))
+    return invalid("the storage of ", *storage, " elements of ", bits,
+                   " bits overflows int64 bytes ", values());
+  if (!checkedShapeNumel(t.shape))
+    return invalid("the view element count overflows int64 ", values());
+  std::optional<IndexRange> range =
+      viewIndexRange(t.shape, t.strides, t.offset);
+  if (!range)
+    return invalid("the view's index arithmetic (offset + (size - 1) * "
+                   "stride, summed) overflows int64 ",
+                   values());
+  if (t.isEmpty()) {
+    if (t.offset > *storage)
+      return invalid("offset ", t.offset, " is past the storage of ",
+                     *storage, " elements ", values());
+    return Status::ok();
+  }
+  if (range->lo < 0)
+    return invalid("the view reaches element index ", range->lo,
+                   ", before the start of its storage (negative strides) ",
+                   values());
+  if (range->hi >= *storage)
+    return invalid("the view reaches element index ", range->hi,
+                   " but its storage holds ", *storage, " elements ",
+                   values());
+  if (!t.data)
+    return Status::error(status::ParamNullptr, name, ": data is null but the ",
+                         "view has ", t.numel(), " elements ", values());
+  return Status::ok();
 }
 
 double Scalar::toDouble() const {

@@ -16,6 +16,7 @@
 
 #include "jit/Runtime.h"
 #include "ops/runtime/DataType.h"
+#include "ops/runtime/Status.h"
 
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,24 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
 int64_t shapeNumel(const std::vector<int64_t> &shape);
 /// "[2, 3, 4]".
 std::string shapeToString(const std::vector<int64_t> &shape);
+/// The product of `shape` (1 for a 0-D shape), or nullopt if a dimension is
+/// negative or the product overflows int64.
+std::optional<int64_t> checkedShapeNumel(const std::vector<int64_t> &shape);
+
+/// The smallest and largest element index (counted from the storage base)
+/// a view addresses: offset + sum(i_k * strides[k]) over all 0 <= i_k <
+/// shape[k], with negative strides lowering `lo`. For a view with no
+/// elements both are `offset`.
+struct IndexRange {
+  int64_t lo = 0; ///< the smallest index addressed
+  int64_t hi = 0; ///< the largest index addressed
+};
+/// The IndexRange of a view, or nullopt if its arithmetic overflows int64
+/// (or a dimension is negative, or there are fewer strides than
+/// dimensions).
+std::optional<IndexRange> viewIndexRange(const std::vector<int64_t> &shape,
+                                         const std::vector<int64_t> &strides,
+                                         int64_t offset);
 
 /// A strided view of typed memory.
 struct TensorView {
@@ -62,7 +81,8 @@ struct TensorView {
   /// of extent 1 may have any stride).
   bool isContiguous() const;
   /// True if every element the view addresses lies inside the storage shape
-  /// (offset >= 0 and the largest addressed index < storageNumel()).
+  /// (every addressed index in [0, storageNumel()), negative strides
+  /// included), computed without overflow; false if anything overflows.
   bool fitsStorage() const;
   /// The address of the first element: data + offset * elementSize().
   void *firstElement() const;
@@ -76,6 +96,16 @@ struct TensorView {
   /// "FLOAT16[2, 3] ND" (with strides and offset when non-trivial).
   std::string describe() const;
 };
+
+/// The descriptor check every tensor argument of every aclnn call passes
+/// before any operator rule: a known dtype with a size; rank at most
+/// kMaxTensorRank, one stride per dimension, no negative dimension; storage
+/// element and byte counts that fit int64; every index the view can reach
+/// (negative strides included) inside [0, storageNumel()) and, for a view
+/// with no elements, an offset at most storageNumel(); non-null data when
+/// the view has elements. Returns ParamNullptr for null data, ParamInvalid
+/// for the rest, with a message naming `name`, the rule and the values.
+Status checkDescriptor(const TensorView &t, const std::string &name);
 
 /// A host-side array of int64_t values.
 struct IntArray {

@@ -178,10 +178,17 @@ Status checkNct(const aclnn::ScatterPaKvCacheArgs &a, int which,
     return tiling("offsetsOptional[", which, "]: must be >= 0, got ", offset);
   int64_t rows = t.dim(0), row = t.dim(1) * t.dim(2);
   int64_t available = t.storageNumel() - t.offset;
-  if (rows > 0 && offset + (rows - 1) * stride + row > available)
+  // offset + (rows - 1) * stride + row, checked: past int64 it is past any
+  // buffer.
+  int64_t end = 0;
+  bool overflows = __builtin_mul_overflow(rows - 1, stride, &end) ||
+                   __builtin_add_overflow(end, offset, &end) ||
+                   __builtin_add_overflow(end, row, &end);
+  if (rows > 0 && (overflows || end > available))
     return tiling(name, ": Nct window offset ", offset, " + (", rows,
                   " - 1) * stride ", stride, " + ", row,
-                  " exceeds its buffer of ", available, " elements");
+                  overflows ? " overflows int64, exceeding" : " exceeds",
+                  " its buffer of ", available, " elements");
   return Status::ok();
 }
 

@@ -356,12 +356,14 @@ TEST(FlashAttentionScoreGradValidation, BaselineIsValid) {
 // Rules 1-3
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.1
 TEST(FlashAttentionScoreGradValidation, Rule1LayoutNull) {
   Case c;
   c.layout = nullptr;
   expectRejected(c, kNull, "inputLayout must not be null");
 }
 
+// spec_rule: fag-7.1
 TEST(FlashAttentionScoreGradValidation, Rule1LayoutNotTnd) {
   for (const char *layout : {"BSND", "tnd", "TND ", ""}) {
     SCOPED_TRACE(layout);
@@ -374,6 +376,7 @@ TEST(FlashAttentionScoreGradValidation, Rule1LayoutNotTnd) {
   }
 }
 
+// spec_rule: fag-7.2
 TEST(FlashAttentionScoreGradValidation, Rule2RequiredPointers) {
   const std::pair<TensorPtr Case::*, const char *> required[] = {
       {&Case::query, "query"},
@@ -393,6 +396,7 @@ TEST(FlashAttentionScoreGradValidation, Rule2RequiredPointers) {
   }
 }
 
+// spec_rule: fag-7.2
 TEST(FlashAttentionScoreGradValidation, Rule2WorkspaceSizeAndExecutor) {
   Case c;
   c.passWorkspaceSize = false;
@@ -406,6 +410,7 @@ TEST(FlashAttentionScoreGradValidation, Rule2WorkspaceSizeAndExecutor) {
   EXPECT_TRUE(e.outputsUntouched());
 }
 
+// spec_rule: fag-7.3
 TEST(FlashAttentionScoreGradValidation, Rule3EmptyProblemSucceeds) {
   Case c;
   c.t1 = c.t2 = 0;
@@ -428,6 +433,7 @@ TEST(FlashAttentionScoreGradValidation, Rule3EmptyProblemSucceeds) {
   EXPECT_TRUE(p.empty);
 }
 
+// spec_rule: fag-7.3
 TEST(FlashAttentionScoreGradValidation, Rule3NonEmptyDpseIsNotEmpty) {
   Case c;
   c.t1 = c.t2 = 0;
@@ -442,6 +448,7 @@ TEST(FlashAttentionScoreGradValidation, Rule3NonEmptyDpseIsNotEmpty) {
 // Rules 4-6
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.4
 TEST(FlashAttentionScoreGradValidation, Rule4HeadNumNotPositive) {
   for (int64_t n : {0, -2}) {
     Case c;
@@ -451,6 +458,7 @@ TEST(FlashAttentionScoreGradValidation, Rule4HeadNumNotPositive) {
   }
 }
 
+// spec_rule: fag-7.5
 TEST(FlashAttentionScoreGradValidation, Rule5RankOfRequiredTensors) {
   const std::pair<TensorPtr Case::*, const char *> tensors[] = {
       {&Case::query, "query"},
@@ -473,6 +481,7 @@ TEST(FlashAttentionScoreGradValidation, Rule5RankOfRequiredTensors) {
   }
 }
 
+// spec_rule: fag-7.5
 TEST(FlashAttentionScoreGradValidation, Rule5RankOfRopeTensors) {
   Case c;
   c.addRope();
@@ -488,6 +497,7 @@ TEST(FlashAttentionScoreGradValidation, Rule5RankOfRopeTensors) {
   expectRejected(o, kInvalid, "dkRopeOut: rank must be 3 (TND), got 2");
 }
 
+// spec_rule: fag-7.5
 TEST(FlashAttentionScoreGradValidation, Rule5SinkRanks) {
   Case c;
   c.sinkIn = make(DataType::Float, {2, 1});
@@ -499,6 +509,7 @@ TEST(FlashAttentionScoreGradValidation, Rule5SinkRanks) {
   expectRejected(d, kInvalid, "dsinkOut: rank must be 1, got 2");
 }
 
+// spec_rule: fag-7.6
 TEST(FlashAttentionScoreGradValidation, Rule6KeyHeadDim) {
   Case c;
   c.keyIn = make(c.dtype, {8, 2, 8});
@@ -507,6 +518,7 @@ TEST(FlashAttentionScoreGradValidation, Rule6KeyHeadDim) {
       "keyIn: head dim (shape[2]) 8 must equal query's head dim D = 16");
 }
 
+// spec_rule: fag-7.6
 TEST(FlashAttentionScoreGradValidation, Rule6ValueHeadDimAboveD) {
   Case c;
   c.dv = 32;
@@ -521,6 +533,7 @@ TEST(FlashAttentionScoreGradValidation, Rule6ValueHeadDimAboveD) {
 // Rule 7: rope
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeValid) {
   Case c;
   c.addRope();
@@ -530,6 +543,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeValid) {
   EXPECT_EQ(p.mask, MaskForm::Shared);
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeOnlyOneGiven) {
   Case c;
   c.addRope();
@@ -543,12 +557,14 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeOnlyOneGiven) {
                  "queryRope must not be null when keyInRope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeDimAboveD) {
   Case c;
   c.addRope(24);
   expectRejected(c, kInvalid, "queryRope: rope dim 24 must not exceed D = 16");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsBf16) {
   Case c;
   c.addRope();
@@ -564,6 +580,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsBf16) {
       "keyInRope: dtype FLOAT16 must be BFLOAT16 when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeSparseMode6) {
   Case c;
   c.addRope();
@@ -572,6 +589,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeSparseMode6) {
                  "sparseMode: 6 (prefix) is not supported with rope");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsMask) {
   Case c;
   c.addRope();
@@ -580,6 +598,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeNeedsMask) {
                  "attenMaskOptional must not be null when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsPse) {
   Case c;
   c.addRope();
@@ -588,6 +607,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsPse) {
                  "pseShiftOptional: must be absent when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropMask) {
   Case c;
   c.addRope();
@@ -596,6 +616,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropMask) {
                  "dropMaskOptional: must be absent when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropout) {
   Case c;
   c.addRope();
@@ -603,6 +624,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeRejectsDropout) {
   expectRejected(c, kInvalid, "keepProb: 0.9 must be 1 when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeDims) {
   Case c;
   c.addRope();
@@ -620,6 +642,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeDims) {
       "query: head dim D = 12 must be a multiple of 8 when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation, Rule7RopeOutputsNull) {
   Case c;
   c.addRope();
@@ -631,6 +654,7 @@ TEST(FlashAttentionScoreGradValidation, Rule7RopeOutputsNull) {
   expectRejected(k, kNull, "dkRopeOut must not be null when rope is given");
 }
 
+// spec_rule: fag-7.7
 TEST(FlashAttentionScoreGradValidation,
      Rule7RopeOutputsOfShapeZeroAreNotWritten) {
   Case c;
@@ -645,6 +669,7 @@ TEST(FlashAttentionScoreGradValidation,
 // Rules 8-9: dtypes and shapes
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.8
 TEST(FlashAttentionScoreGradValidation, Rule8QueryDtype) {
   for (DataType t : {DataType::Int32, DataType::Double, DataType::Int8}) {
     Case c;
@@ -656,6 +681,7 @@ TEST(FlashAttentionScoreGradValidation, Rule8QueryDtype) {
   }
 }
 
+// spec_rule: fag-7.8
 TEST(FlashAttentionScoreGradValidation, Rule8OtherDtypesMustEqualQuery) {
   const std::pair<TensorPtr Case::*, const char *> tensors[] = {
       {&Case::keyIn, "keyIn"}, {&Case::value, "value"},
@@ -677,12 +703,14 @@ TEST(FlashAttentionScoreGradValidation, Rule8OtherDtypesMustEqualQuery) {
                  "dqRopeOut: dtype FLOAT16 must equal query's dtype BFLOAT16");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9HeadNumMustMatch) {
   Case c;
   c.headNum = 4;
   expectRejected(c, kInvalid, "headNum: 4 must equal query.shape[1] (N1 = 2)");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9KvHeads) {
   Case z;
   z.n2 = 0;
@@ -696,6 +724,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9KvHeads) {
       "keyIn: query heads N1 = 3 must be a multiple of kv heads N2 = 2");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9TooManyHeads) {
   Case c;
   c.t1 = c.t2 = 1;
@@ -705,6 +734,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9TooManyHeads) {
   expectRejected(c, kInvalid, "query: head count N1 = 257 must be <= 256");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9HeadDimRange) {
   for (int64_t d : {0, 769}) {
     Case c;
@@ -718,6 +748,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9HeadDimRange) {
   }
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9KeyValueAgree) {
   Case c;
   c.value = make(c.dtype, {7, 2, 16});
@@ -726,6 +757,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9KeyValueAgree) {
       "value: shape [7, 2, 16] must agree with keyIn's [T2, N2] = [8, 2]");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9DyAndAttentionInAgree) {
   Case c;
   c.dy = make(c.dtype, {8, 1, 16});
@@ -738,6 +770,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9DyAndAttentionInAgree) {
       "attentionInOptional: shape [8, 2, 8] must be [T1, N1, Dv] = [8, 2, 16]");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9RopeInputsAgree) {
   Case c;
   c.addRope();
@@ -751,6 +784,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9RopeInputsAgree) {
                  "keyInRope: shape [8, 1, 8] must agree with keyIn's [T2, N2]");
 }
 
+// spec_rule: fag-7.9
 TEST(FlashAttentionScoreGradValidation, Rule9OutputShapes) {
   const std::pair<TensorPtr Case::*, const char *> outs[] = {
       {&Case::dqOut,
@@ -776,6 +810,7 @@ TEST(FlashAttentionScoreGradValidation, Rule9OutputShapes) {
 // Rule 10: the sequence arrays
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10ArraysNull) {
   Case c;
   c.cq.reset();
@@ -785,6 +820,7 @@ TEST(FlashAttentionScoreGradValidation, Rule10ArraysNull) {
   expectRejected(k, kInvalid, "actualSeqKvLenOptional: must not be null");
 }
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10ArraysDifferentLengths) {
   Case c;
   c.ck = std::vector<int64_t>{4, 8};
@@ -793,12 +829,14 @@ TEST(FlashAttentionScoreGradValidation, Rule10ArraysDifferentLengths) {
                  "actualSeqQLenOptional's length 1");
 }
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10ArraysEmpty) {
   Case c;
   c.cq = c.ck = std::vector<int64_t>{};
   expectRejected(c, kInvalid, "actualSeqQLenOptional: must not be empty");
 }
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10NegativeValue) {
   Case c;
   c.cq = std::vector<int64_t>{-1, 8};
@@ -808,6 +846,7 @@ TEST(FlashAttentionScoreGradValidation, Rule10NegativeValue) {
       "actualSeqQLenOptional: values must not be negative (entry 0 is -1)");
 }
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10DecreasingValues) {
   Case c;
   c.cq = std::vector<int64_t>{2, 4, 7, 5};
@@ -823,6 +862,7 @@ TEST(FlashAttentionScoreGradValidation, Rule10DecreasingValues) {
                  "3 after 6)");
 }
 
+// spec_rule: fag-7.10
 TEST(FlashAttentionScoreGradValidation, Rule10LastValueAboveTokens) {
   Case c;
   c.cq = std::vector<int64_t>{9};
@@ -839,6 +879,7 @@ TEST(FlashAttentionScoreGradValidation, Rule10LastValueAboveTokens) {
 // Rule 11: sparse mode, mask, tokens
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11SparseModeOutOfSet) {
   Case c;
   c.sparseMode = 5;
@@ -853,6 +894,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11SparseModeOutOfSet) {
   }
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11MaskDtype) {
   Case c;
   c.attenMask = make(DataType::Float16, {8, 8});
@@ -861,6 +903,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11MaskDtype) {
                  "BOOL or UINT8)");
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11ExplicitMaskShape) {
   const std::vector<std::vector<int64_t>> bad = {{8, 7},          {8, 8, 1},
                                                  {2, 1, 8, 8},    {1, 3, 8, 8},
@@ -875,6 +918,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11ExplicitMaskShape) {
   }
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11CompressedMaskShape) {
   const std::vector<std::pair<int64_t, std::vector<int64_t>>> bad = {
       {2, {8, 8}},
@@ -895,6 +939,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11CompressedMaskShape) {
   }
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11TokensMode0) {
   // Two batches: (sq, skv) = (3, 5), (5, 3).
   auto make0 = [](int64_t pre, int64_t nxt) {
@@ -924,6 +969,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensMode0) {
   expectValid(*c);
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11TokensMode4) {
   auto make4 = [](int64_t pre, int64_t nxt) {
     auto c = std::make_unique<Case>();
@@ -952,6 +998,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensMode4) {
   expectValid(*c);
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11TokensModes7And8BandBatchOnly) {
   // Batches (sq, skv) = (2, 2), (6, 3), (0, 3): the band batch is 1 in
   // mode 7 (the last with sq > 0) and 0 in mode 8 (the first).
@@ -983,6 +1030,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensModes7And8BandBatchOnly) {
   }
 }
 
+// spec_rule: fag-7.11
 TEST(FlashAttentionScoreGradValidation, Rule11TokensNotCheckedInModes1236) {
   for (int64_t mode : {1, 2, 3, 6}) {
     SCOPED_TRACE(mode);
@@ -1002,6 +1050,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11TokensNotCheckedInModes1236) {
 // Rule 12: position bias
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseTypeRange) {
   for (int64_t t : {-1, 4}) {
     Case c;
@@ -1011,6 +1060,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseTypeRange) {
   }
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseAbsentNeedsType1) {
   for (int64_t t : {0, 2, 3}) {
     Case c;
@@ -1021,6 +1071,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseAbsentNeedsType1) {
   }
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseDtype) {
   Case c;
   c.pse = make(DataType::Float, {2 * 8});
@@ -1034,6 +1085,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseDtype) {
                  "pseShiftOptional: dtype FLOAT16 must be FLOAT (slopes");
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseShape) {
   Case c;
   c.pse = make(DataType::Float16, {17});
@@ -1053,6 +1105,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseShape) {
                  "pseShiftOptional: shape [3] is not supported for pseType 3");
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsCausalMask) {
   Case none;
   none.pse = make(DataType::Float16, {1, 2, 1024, 8});
@@ -1080,6 +1133,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsCausalMask) {
                  "and nextTokens = 0)");
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsEqualLengths) {
   Case c;
   c.setSeqs({4, 8}, {3, 8});
@@ -1090,6 +1144,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12AlibiNeedsEqualLengths) {
                  "needs sq_b = skv_b in every batch (batch 0 has 4 and 3)");
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseWithEmptyQueryBatch) {
   Case c;
   c.setSeqs({0, 8}, {3, 8});
@@ -1100,6 +1155,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseWithEmptyQueryBatch) {
       "not supported when a batch has no query tokens (batch 0 has sq = 0)");
 }
 
+// spec_rule: fag-7.12
 TEST(FlashAttentionScoreGradValidation, Rule12PseInMode7) {
   Case c;
   c.sparseMode = 7;
@@ -1114,6 +1170,7 @@ TEST(FlashAttentionScoreGradValidation, Rule12PseInMode7) {
 // Rules 13-16
 //===----------------------------------------------------------------------===//
 
+// spec_rule: fag-7.13
 TEST(FlashAttentionScoreGradValidation, Rule13KeepProbRange) {
   for (double kp : {0.0, -0.5, 1.5, std::nan("")}) {
     SCOPED_TRACE(kp);
@@ -1127,6 +1184,7 @@ TEST(FlashAttentionScoreGradValidation, Rule13KeepProbRange) {
   expectRejected(tiny, kInvalid, "rounds to 0 in float32");
 }
 
+// spec_rule: fag-7.13
 TEST(FlashAttentionScoreGradValidation, Rule13DropMaskMissing) {
   Case c;
   c.keepProb = 0.9;
@@ -1137,6 +1195,7 @@ TEST(FlashAttentionScoreGradValidation, Rule13DropMaskMissing) {
                  "dropMaskOptional must not be null when keepProb < 1");
 }
 
+// spec_rule: fag-7.13
 TEST(FlashAttentionScoreGradValidation, Rule13DropMaskDtypeRankLength) {
   Case c;
   c.keepProb = 0.9;
@@ -1162,6 +1221,7 @@ TEST(FlashAttentionScoreGradValidation, Rule13DropMaskDtypeRankLength) {
   EXPECT_TRUE(p.dropMask);
 }
 
+// spec_rule: fag-7.14
 TEST(FlashAttentionScoreGradValidation, Rule14StatisticsMissing) {
   Case c;
   c.softmaxMax.reset();
@@ -1172,6 +1232,7 @@ TEST(FlashAttentionScoreGradValidation, Rule14StatisticsMissing) {
   expectRejected(s, kNull, "softmaxSumOptional must not be null");
 }
 
+// spec_rule: fag-7.14
 TEST(FlashAttentionScoreGradValidation, Rule14StatisticsDtypeAndShape) {
   Case c;
   c.softmaxMax = make(DataType::Float16, {8, 2, 8});
@@ -1192,6 +1253,7 @@ TEST(FlashAttentionScoreGradValidation, Rule14StatisticsDtypeAndShape) {
                  "softmaxMaxOptional: shape [2, 8, 8] must be [T1, N1, 8]");
 }
 
+// spec_rule: fag-7.15
 TEST(FlashAttentionScoreGradValidation, Rule15Sink) {
   Case c;
   c.sinkIn = make(DataType::Float16, {2});
@@ -1205,6 +1267,7 @@ TEST(FlashAttentionScoreGradValidation, Rule15Sink) {
                  "sinkInOptional: shape [1, 2] must be [N1] = [2]");
 }
 
+// spec_rule: fag-7.15
 TEST(FlashAttentionScoreGradValidation, Rule15DsinkOut) {
   Case c;
   c.dsinkOut = make(DataType::Float16, {2});
@@ -1215,6 +1278,7 @@ TEST(FlashAttentionScoreGradValidation, Rule15DsinkOut) {
   expectRejected(l, kInvalid, "dsinkOut: shape [3] must be [N1] = [2]");
 }
 
+// spec_rule: fag-7.15
 TEST(FlashAttentionScoreGradValidation, Rule15SinkValid) {
   Case c;
   c.sinkIn = make(DataType::Float, {2});
@@ -1232,6 +1296,7 @@ TEST(FlashAttentionScoreGradValidation, Rule15SinkValid) {
   EXPECT_TRUE(p.dsink);
 }
 
+// spec_rule: fag-7.16
 TEST(FlashAttentionScoreGradValidation, Rule16Prefix) {
   auto make6 = [] {
     auto c = std::make_unique<Case>();
@@ -1271,6 +1336,7 @@ TEST(FlashAttentionScoreGradValidation, Rule16Prefix) {
   EXPECT_TRUE(p.prefix.empty());
 }
 
+// spec_rule: fag-7.16
 TEST(FlashAttentionScoreGradValidation, Rule16PrefixCountsEffectiveBatches) {
   Case c;
   // (3, 5), (5, 3), then a trailing (0, 0) batch: B = 2 prefix entries.
@@ -1292,26 +1358,29 @@ TEST(FlashAttentionScoreGradValidation, Rule16PrefixCountsEffectiveBatches) {
 // Beyond the list: views inside their storage, packed masks large enough
 //===----------------------------------------------------------------------===//
 
+// spec_rule: desc-storage
 TEST(FlashAttentionScoreGradValidation, ViewsMustFitStorage) {
   Case c;
   c.query = std::make_unique<Tensor>(c.dtype, std::vector<int64_t>{8, 2, 16},
                                      std::vector<int64_t>{32, 16, 1}, 0, 255);
   expectRejected(
       c, kInvalid,
-      "query: view FLOAT16[8, 2, 16] ND does not fit its storage [255]");
+      "query: the view reaches element index 255 but its storage holds "
+      "255 elements");
   Case o; // an offset past the end, on an output
   o.dvOut = std::make_unique<Tensor>(o.dtype, std::vector<int64_t>{8, 2, 16},
                                      std::vector<int64_t>{32, 16, 1}, 4, 256);
   expectRejected(o, kInvalid,
-                 "dvOut: view FLOAT16[8, 2, 16] ND offset 4 does not fit its "
-                 "storage [256]");
+                 "dvOut: the view reaches element index 259 but its storage "
+                 "holds 256 elements");
   Case m; // a padded explicit mask whose row stride overruns
   m.attenMask =
       std::make_unique<Tensor>(DataType::Bool, std::vector<int64_t>{8, 8},
                                std::vector<int64_t>{16, 1}, 0, 64);
   expectRejected(
       m, kInvalid,
-      "attenMaskOptional: view BOOL[8, 8] ND strides [16, 1] does not fit");
+      "attenMaskOptional: the view reaches element index 119 but its "
+      "storage holds 64 elements");
   Case s;
   s.keepProb = 0.9;
   s.dropMask =
@@ -1319,7 +1388,8 @@ TEST(FlashAttentionScoreGradValidation, ViewsMustFitStorage) {
                                std::vector<int64_t>{2}, 0, 16);
   expectRejected(
       s, kInvalid,
-      "dropMaskOptional: view UINT8[16] ND strides [2] does not fit");
+      "dropMaskOptional: the view reaches element index 30 but its "
+      "storage holds 16 elements");
   Case ok; // padded strides that fit are fine
   ok.keyIn =
       std::make_unique<Tensor>(ok.dtype, std::vector<int64_t>{8, 2, 16},
@@ -1542,6 +1612,7 @@ TEST(FlashAttentionScoreGradValidation, GqaAndSmallerDv) {
   EXPECT_EQ(p.dv, 8);
 }
 
+// spec_rule: fag-7.17
 TEST(FlashAttentionScoreGradValidation, Rule17NoQueryTokensIsNotEmpty) {
   Case c;
   c.t1 = 0;

@@ -383,6 +383,7 @@ TEST(GatherPaKvCache, ZeroLengthBatchAndPartialBlock) { // matrix row 8
   }
 }
 
+// spec_rule: gather-6-values
 TEST(GatherPaKvCache, InvalidColumnsAndBlockIdsWriteZeros) { // matrix row 9
   Shape s;
   s.key = DataType::Float;
@@ -408,6 +409,7 @@ TEST(GatherPaKvCache, InvalidColumnsAndBlockIdsWriteZeros) { // matrix row 9
     EXPECT_NE(Case::row(*c.keyRef, r), zeroK) << "row " << r;
 }
 
+// spec_rule: gather-6-values
 TEST(GatherPaKvCache, TruncationAndUntouchedRows) { // matrix row 10
   for (int64_t tokens : {9, 20}) {
     SCOPED_TRACE("T = " + std::to_string(tokens));
@@ -743,6 +745,7 @@ TEST(GatherPaKvCache, LargeOutputsAreStreamedExactly) {
 // Empty tensors and the twin
 //===----------------------------------------------------------------------===//
 
+// spec_rule: gather-5.2
 TEST(GatherPaKvCache, EmptyOutputWritesNothing) { // matrix row 14
   Shape s;
   s.lens = {3};
@@ -839,6 +842,7 @@ void expectErrorAfter(Case (*base)(), Edit edit, int code,
   expectError(c, code, needle);
 }
 
+// spec_rule: gather-5.1
 TEST(GatherPaKvCacheErrors, NullPointers) { // matrix row 11
   expectErrorAfter(
       small, [](Case &c) { c.lens.reset(); }, 161001,
@@ -882,6 +886,7 @@ TEST(GatherPaKvCacheErrors, NullPointers) { // matrix row 11
             161001);
 }
 
+// spec_rule: gather-5.3
 TEST(GatherPaKvCacheErrors, Ranks) { // matrix row 12 (ranks)
   auto tensor = [](DataType t, std::vector<int64_t> dims) {
     return std::make_unique<Tensor>(t, std::move(dims));
@@ -921,6 +926,7 @@ TEST(GatherPaKvCacheErrors, Ranks) { // matrix row 12 (ranks)
       161002, "valueRef: rank must be 2 or 3, got 1");
 }
 
+// spec_rule: gather-5.4
 TEST(GatherPaKvCacheErrors, Dtypes) { // matrix row 12 (dtypes)
   auto tensor = [](DataType t, std::vector<int64_t> dims) {
     return std::make_unique<Tensor>(t, std::move(dims));
@@ -1019,6 +1025,13 @@ TEST(GatherPaKvCacheErrors, Dtypes) { // matrix row 12 (dtypes)
       161002, "keyRef: rank must be 2 or 3");
 }
 
+// spec_rule: gather-5.5-mode
+// spec_rule: gather-5.5-dims
+// spec_rule: gather-5.5-nz
+// spec_rule: gather-5.5-caches
+// spec_rule: gather-5.5-seqlens
+// spec_rule: gather-5.5-outputs
+// spec_rule: gather-5.5-offset
 TEST(GatherPaKvCacheErrors, TilingRules) { // matrix rows 7 and 13
   auto tensor = [](DataType t, std::vector<int64_t> dims,
                    aclFormat f = ACL_FORMAT_ND) {

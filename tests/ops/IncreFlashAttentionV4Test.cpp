@@ -888,6 +888,7 @@ TEST(IncreFlashAttentionV4Validation, IllFormedLlcOverride) {
   expectError(Case{}, [](Inputs &) {}, runtime::status::RuntimeError, "TILEJIT_LLC_BYTES");
 }
 
+// spec_rule: ifa-8.0
 TEST(IncreFlashAttentionV4Validation, NullPointers) {
   Case c;
   expectError(
@@ -907,6 +908,7 @@ TEST(IncreFlashAttentionV4Validation, NullPointers) {
       "key: list element 0");
 }
 
+// spec_rule: ifa-8.1
 TEST(IncreFlashAttentionV4Validation, Dtypes) {
   Case c;
   expectError(
@@ -926,6 +928,9 @@ TEST(IncreFlashAttentionV4Validation, Dtypes) {
       kInvalid, "query: format");
 }
 
+// spec_rule: ifa-8.2
+// spec_rule: ifa-8.3
+// spec_rule: ifa-8.4
 TEST(IncreFlashAttentionV4Validation, LayoutHeadsAndPrecise) {
   Case c;
   for (const char *bad : {"TND", "SH", "BSSH", "bsh"})
@@ -964,6 +969,7 @@ TEST(IncreFlashAttentionV4Validation, LayoutHeadsAndPrecise) {
         "innerPrecise");
 }
 
+// spec_rule: ifa-8.5
 TEST(IncreFlashAttentionV4Validation, QueryAndOutputShapes) {
   Case c;
   expectError(
@@ -1008,6 +1014,7 @@ TEST(IncreFlashAttentionV4Validation, QueryAndOutputShapes) {
       d513, [](Inputs &) {}, kInvalid, "D must be <= 512");
 }
 
+// spec_rule: ifa-8.6
 TEST(IncreFlashAttentionV4Validation, KvShapes) {
   Case c;
   expectError(
@@ -1047,6 +1054,7 @@ TEST(IncreFlashAttentionV4Validation, KvShapes) {
       "key: N");
 }
 
+// spec_rule: ifa-8.7
 TEST(IncreFlashAttentionV4Validation, ActualSeqLengths) {
   Case c;
   c.b = 3;
@@ -1068,6 +1076,8 @@ TEST(IncreFlashAttentionV4Validation, ActualSeqLengths) {
       "exceeds the KV sequence length");
 }
 
+// spec_rule: ifa-8.8
+// spec_rule: ifa-8.9
 TEST(IncreFlashAttentionV4Validation, PseAndMask) {
   Case c;
   c.pse = true;
@@ -1107,6 +1117,7 @@ TEST(IncreFlashAttentionV4Validation, PseAndMask) {
       kInvalid, "attenMask: shape");
 }
 
+// spec_rule: ifa-8.13
 TEST(IncreFlashAttentionV4Validation, PageAttention) {
   Case c;
   c.b = 2;
@@ -1166,6 +1177,9 @@ TEST(IncreFlashAttentionV4Validation, PageAttention) {
       "numKeyValueHeads");
 }
 
+// spec_rule: ifa-8.10
+// spec_rule: ifa-8.11
+// spec_rule: ifa-8.12
 TEST(IncreFlashAttentionV4Validation, Quantisation) {
   Case c;
   c.aq = 2;
@@ -1324,6 +1338,7 @@ TEST(IncreFlashAttentionV4, Deterministic) {
   }
 }
 
+// spec_rule: ifa-8.5
 TEST(IncreFlashAttentionV4Validation, BatchLimit) {
   Case c;
   c.layout = "BSH";

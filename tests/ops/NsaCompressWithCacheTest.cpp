@@ -498,6 +498,7 @@ std::unique_ptr<Tensor> tensor(DataType t, std::vector<int64_t> dims) {
 
 } // namespace
 
+// spec_rule: nsa-4.1
 TEST(NsaCompressWithCacheErrors, NullArguments) { // matrix row 11
   {
     Case c = valid();
@@ -538,6 +539,7 @@ TEST(NsaCompressWithCacheErrors, NullArguments) { // matrix row 11
   }
 }
 
+// spec_rule: nsa-4.2
 TEST(NsaCompressWithCacheErrors, Dtypes) { // matrix row 11
   {
     Case c = valid();
@@ -572,6 +574,15 @@ TEST(NsaCompressWithCacheErrors, Dtypes) { // matrix row 11
   }
 }
 
+// spec_rule: nsa-4.3-empty
+// spec_rule: nsa-4.3-window
+// spec_rule: nsa-4.3-type
+// spec_rule: nsa-4.3-layout
+// spec_rule: nsa-4.3-ranks
+// spec_rule: nsa-4.3-shapes
+// spec_rule: nsa-4.3-page
+// spec_rule: nsa-4.3-batch
+// spec_rule: nsa-4.3-capacity
 TEST(NsaCompressWithCacheErrors, TilingRules) { // matrix row 12
   auto expect = [](auto mutate, const std::string &needle) {
     Case c = valid();

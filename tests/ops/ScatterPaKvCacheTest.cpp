@@ -226,6 +226,7 @@ Case ndCase(DataType t, DataType idx, int64_t tokens, int64_t heads, int64_t dk,
 // S2 / S6: ND caches
 //===----------------------------------------------------------------------===//
 
+// spec_rule: scatter-8-values
 TEST(ScatterPaKvCache, NdSkipsNegativeSlotsAndKeepsTheRest) { // matrix row 1
   Case c = ndCase(DataType::Float16, DataType::Int32, 4, 2, 32, 32, 2, 4, {0, 5, -1, 7}, 1);
   Tensor kc0(*c.keyCache);
@@ -256,6 +257,7 @@ TEST(ScatterPaKvCache, NdEveryDtype) { // matrix row 3
   }
 }
 
+// spec_rule: scatter-8-values
 TEST(ScatterPaKvCache, NdEdgeSlots) {
   // Slot cap-1 written, slot cap dropped, a duplicate: the later write wins.
   Case c = ndCase(DataType::Float, DataType::Int32, 5, 3, 20, 12, 3, 4, {11, 12, 4, 4, -7}, 4);
@@ -650,6 +652,7 @@ void expectError(Case &c, int code, const std::string &needle) {
 Case small() { return ndCase(DataType::Float16, DataType::Int32, 4, 2, 16, 16, 2, 4, {}, 40); }
 } // namespace
 
+// spec_rule: scatter-7.1
 TEST(ScatterPaKvCacheErrors, NullArguments) { // matrix row 15
   {
     Case c = small();
@@ -668,6 +671,7 @@ TEST(ScatterPaKvCacheErrors, NullArguments) { // matrix row 15
   }
 }
 
+// spec_rule: scatter-7.3
 TEST(ScatterPaKvCacheErrors, Ranks) { // matrix row 16
   {
     Case c = small();
@@ -686,6 +690,7 @@ TEST(ScatterPaKvCacheErrors, Ranks) { // matrix row 16
   }
 }
 
+// spec_rule: scatter-7.4
 TEST(ScatterPaKvCacheErrors, Dtypes) { // matrix row 17
   {
     Case c = small();
@@ -715,6 +720,12 @@ TEST(ScatterPaKvCacheErrors, Dtypes) { // matrix row 17
   }
 }
 
+// spec_rule: scatter-7.5-modes
+// spec_rule: scatter-7.5-nd
+// spec_rule: scatter-7.5-nz
+// spec_rule: scatter-7.5-capacity
+// spec_rule: scatter-7.5-nct
+// spec_rule: scatter-7.5-compressed
 TEST(ScatterPaKvCacheErrors, ScenarioRules) { // matrix row 18
   auto with = [](auto edit, int code, const std::string &needle) {
     Case c = small();
@@ -778,6 +789,7 @@ TEST(ScatterPaKvCacheErrors, ScenarioRules) { // matrix row 18
        "compressLensOptional: required by scatter mode Alibi");
 }
 
+// spec_rule: scatter-7.5-padded
 TEST(ScatterPaKvCacheErrors, PaddedRules) {
   auto base = [] {
     return paddedCase(DataType::Float16, 2, 4, 3, 8, 8, {4, 2}, {2, 0, 4, 1, 2, 2}, {},
@@ -810,6 +822,7 @@ TEST(ScatterPaKvCacheErrors, PaddedRules) {
   }
 }
 
+// spec_rule: scatter-7.2
 TEST(ScatterPaKvCache, EmptyInputsWriteNothing) { // matrix row 19
   Case c = ndCase(DataType::Float16, DataType::Int32, 0, 2, 16, 16, 2, 4, {}, 60);
   Tensor kc0(*c.keyCache), vc0(*c.valueCache);
