@@ -16,13 +16,17 @@
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+#include "jit/Runtime.h"
 #include "ops/aclnn/AclnnCommon.h"
+#include "ops/Workloads.h"
+#include "ops/common/RunStates.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "ops/runtime/DataType.h"
 #include "ops/runtime/Stream.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstring>
@@ -30,6 +34,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -338,6 +343,9 @@ aclnnStatus submit(Job &job, aclrtStream stream, std::vector<Pending> &pending) 
 /// What each kind writes when run alone, single-threaded, on the default
 /// stream.
 const std::vector<Bytes> &expectedOutputs() {
+  // Referencing the workloads links every operator's registration into a
+  // test program that links the static library (ops/runtime/OpRegistry.h).
+  EXPECT_FALSE(ops::workloads().empty());
   static const std::vector<Bytes> expected = [] {
     std::vector<Bytes> out;
     for (int kind = 0; kind < kKinds; ++kind) {
@@ -437,10 +445,100 @@ TEST(Threads, SubmitRacesDestroyStream) {
 // A repeatable executor on several streams at once
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// A run state as the operators keep one: a buffer and a pack over it.
+struct PackedBuffer {
+  std::vector<float> buffer = std::vector<float>(64, 0.0f);
+  rt::ArgPack pack;
+  std::unique_ptr<PackedBuffer> clone() const {
+    auto c = std::make_unique<PackedBuffer>();
+    c->pack = pack;
+    ops::relocateBuffer(buffer, c->buffer, c->pack);
+    return c;
+  }
+};
+} // namespace
+
+TEST(Threads, ArgPackCopiesPointAtTheirOwnValues) {
+  float outside = 0;
+  std::vector<float> buffer(16);
+  rt::ArgPack a;
+  a.i64(42).named("n");
+  a.tensor(buffer.data() + 4, {4}).named("inside");
+  a.tensor(&outside, {1}).named("outside");
+  a.f32(1.5f);
+  rt::ArgPack b = a;
+  ASSERT_EQ(b.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NE(b.data()[i], a.data()[i]) << "entry " << i << " is the copy's own";
+    EXPECT_EQ(b.entry(i).name, a.entry(i).name);
+  }
+  EXPECT_EQ(*static_cast<const int64_t *>(b.data()[0]), 42);
+  EXPECT_EQ(*static_cast<const float *>(b.data()[3]), 1.5f);
+  std::vector<float> other(16);
+  b.relocate(buffer.data(), buffer.size() * sizeof(float), other.data());
+  auto dataOf = [](const rt::ArgPack &p, size_t i) {
+    return static_cast<const rt::TensorDesc *>(p.data()[i])->data;
+  };
+  EXPECT_EQ(dataOf(b, 1), other.data() + 4);
+  EXPECT_EQ(dataOf(b, 2), &outside); // outside the buffer: kept
+  EXPECT_EQ(dataOf(a, 1), buffer.data() + 4); // the original is untouched
+  rt::ArgPack moved = std::move(b);
+  EXPECT_EQ(dataOf(moved, 1), other.data() + 4);
+}
+
+TEST(Threads, ConcurrentRunsGetTheirOwnState) {
+  auto first = std::make_unique<PackedBuffer>();
+  first->pack.tensor(first->buffer.data(), {64}).named("ws");
+  const PackedBuffer *firstState = first.get();
+  ops::RunStates<PackedBuffer> states(std::move(first));
+  // Run 1 holds a state while runs 2 and 3 start: three distinct states,
+  // each run's pack over its own buffer.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<const PackedBuffer *> seen(3, nullptr);
+  std::vector<bool> ownBuffer(3, false);
+  std::barrier holding(3);
+  auto runner = [&](int i) {
+    return std::thread([&, i] {
+      (void)states.run([&](PackedBuffer &s) {
+        seen[static_cast<size_t>(i)] = &s;
+        ownBuffer[static_cast<size_t>(i)] =
+            static_cast<const rt::TensorDesc *>(s.pack.data()[0])->data == s.buffer.data();
+        holding.arrive_and_wait();
+        released.wait();
+        return runtime::Status::ok();
+      });
+    });
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.push_back(runner(i));
+  release.set_value();
+  for (auto &t : threads)
+    t.join();
+  EXPECT_NE(seen[0], seen[1]);
+  EXPECT_NE(seen[1], seen[2]);
+  EXPECT_NE(seen[0], seen[2]);
+  EXPECT_TRUE(std::count(seen.begin(), seen.end(), firstState) == 1);
+  EXPECT_EQ(ownBuffer, std::vector<bool>(3, true));
+  // Later runs reuse the pooled states (no new clone).
+  std::set<const PackedBuffer *> reused;
+  for (int i = 0; i < 5; ++i)
+    (void)states.run([&](PackedBuffer &s) {
+      reused.insert(&s);
+      return runtime::Status::ok();
+    });
+  EXPECT_EQ(reused.size(), 1u);
+  EXPECT_TRUE(std::count(seen.begin(), seen.end(), *reused.begin()) == 1);
+}
+
 TEST(Threads, RepeatableIfaExecutorOnFourStreamsAtOnce) {
   // KV lengths that split into several parts (the partial results the
   // combine kernel reads are per run): every launch writes the same,
-  // correct output however the runs interleave.
+  // correct output however the runs interleave. (Runs of one executor
+  // compute equal partials, so sharing them would mostly go unseen here;
+  // ConcurrentRunsGetTheirOwnState checks the isolation itself.)
   IfaJob reference(7, {1500, 2047});
   reference.reset();
   std::vector<Pending> pending;
