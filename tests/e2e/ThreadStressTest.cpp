@@ -81,8 +81,24 @@ public:
   virtual Bytes outputs() const = 0;
 };
 
+/// A job of the operator whose arguments are `ArgsT` and whose phase 2 is
+/// `Run`; the subclass fills `args_`.
+template <class ArgsT, aclnnStatus (*Run)(void *, uint64_t, aclOpExecutor *, aclrtStream)>
+class JobOf : public Job {
+public:
+  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
+    return aclnn::prepareOp(args_, &ws, &exec);
+  }
+  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
+    return Run(w, n, e, s);
+  }
+
+protected:
+  ArgsT args_;
+};
+
 /// ScatterPaKvCache, Norm: 6 tokens of 2 x 16 f16 into a 4 x 8-slot cache.
-class ScatterJob : public Job {
+class ScatterJob : public JobOf<aclnn::ScatterPaKvCacheArgs, aclnnScatterPaKvCache> {
 public:
   explicit ScatterJob(uint32_t seed)
       : key_(randomHalves(6 * 32, seed)), value_(randomHalves(6 * 32, seed + 1)),
@@ -104,12 +120,6 @@ public:
     kc_ = cache0_; // same size: the views stay valid
     vc_ = cache0_;
   }
-  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
-    return aclnn::prepareOp(args_, &ws, &exec);
-  }
-  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
-    return aclnnScatterPaKvCache(w, n, e, s);
-  }
   Bytes outputs() const override {
     Bytes out = kc_;
     out.insert(out.end(), vc_.begin(), vc_.end());
@@ -120,12 +130,11 @@ private:
   Bytes key_, value_, cache0_, kc_, vc_;
   std::vector<int32_t> slots_;
   TensorView views_[5];
-  aclnn::ScatterPaKvCacheArgs args_;
 };
 
 /// GatherPaKvCache, Norm: lengths 5 and 11 from a 4 x 8-slot cache of
 /// 2 x 16 f16.
-class GatherJob : public Job {
+class GatherJob : public JobOf<aclnn::GatherPaKvCacheArgs, aclnnGatherPaKvCache> {
 public:
   explicit GatherJob(uint32_t seed)
       : kc_(randomHalves(4 * 8 * 32, seed)), vc_(randomHalves(4 * 8 * 32, seed + 1)),
@@ -148,12 +157,6 @@ public:
     std::fill(ko_.begin(), ko_.end(), 0xA5);
     std::fill(vo_.begin(), vo_.end(), 0xA5);
   }
-  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
-    return aclnn::prepareOp(args_, &ws, &exec);
-  }
-  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
-    return aclnnGatherPaKvCache(w, n, e, s);
-  }
   Bytes outputs() const override {
     Bytes out = ko_;
     out.insert(out.end(), vo_.begin(), vo_.end());
@@ -164,12 +167,12 @@ private:
   Bytes kc_, vc_, ko_, vo_;
   std::vector<int32_t> table_, lens_;
   TensorView views_[6];
-  aclnn::GatherPaKvCacheArgs args_;
 };
 
 /// IncreFlashAttentionV4, BSH, paged (blocks of 128): B = 2, N = 4 over
 /// N_kv = 2, D = 64, f16, the given KV lengths.
-class IfaJob : public Job {
+class IfaJob
+    : public JobOf<aclnn::IncreFlashAttentionV4Args, aclnnIncreFlashAttentionV4> {
 public:
   IfaJob(uint32_t seed, std::vector<int64_t> lengths) {
     const int64_t b = 2, n = 4, nkv = 2, d = 64, bs = 128;
@@ -208,12 +211,6 @@ public:
   /// Makes the block table name a block past the cache (a launch error).
   void breakTable() { table_[0] = 1 << 20; }
   void reset() override { std::fill(out_.begin(), out_.end(), 0xA5); }
-  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
-    return aclnn::prepareOp(args_, &ws, &exec);
-  }
-  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
-    return aclnnIncreFlashAttentionV4(w, n, e, s);
-  }
   Bytes outputs() const override { return out_; }
 
 private:
@@ -222,12 +219,11 @@ private:
   runtime::IntArray lens_;
   TensorView qv_, tv_, ov_;
   runtime::TensorList kl_, vl_;
-  aclnn::IncreFlashAttentionV4Args args_;
 };
 
 /// NsaCompressWithCache: 4 entries of 4 heads x 64 f16, windows of 32
 /// (stride 16) from one 128-token page each.
-class NsaJob : public Job {
+class NsaJob : public JobOf<aclnn::NsaCompressWithCacheArgs, aclnnNsaCompressWithCache> {
 public:
   explicit NsaJob(uint32_t seed)
       : input_(randomHalves(4 * 128 * 4 * 64, seed)), weight_(randomHalves(32 * 4, seed + 1)),
@@ -251,12 +247,6 @@ public:
     args_.outputCache = &views_[4];
   }
   void reset() override { out_ = out0_; }
-  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
-    return aclnn::prepareOp(args_, &ws, &exec);
-  }
-  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
-    return aclnnNsaCompressWithCache(w, n, e, s);
-  }
   Bytes outputs() const override { return out_; }
 
 private:
@@ -264,21 +254,15 @@ private:
   std::vector<int32_t> table_, slots_;
   runtime::IntArray lens_;
   TensorView views_[5];
-  aclnn::NsaCompressWithCacheArgs args_;
 };
 
 /// FlashAttentionUnpaddingScoreGradV5: two sequences of 48 and 80 tokens,
 /// 2 query heads over 1 KV head, D = 64, f16.
-class FagJob : public Job {
+class FagJob : public JobOf<aclnn::FlashAttentionUnpaddingScoreGradV5Args,
+                            aclnnFlashAttentionUnpaddingScoreGradV5> {
 public:
-  explicit FagJob(uint32_t seed) : data_(config(seed)) {}
+  explicit FagJob(uint32_t seed) : data_(config(seed)) { args_ = data_.args(); }
   void reset() override { data_.resetOutputs(); }
-  aclnnStatus prepare(uint64_t &ws, aclOpExecutor *&exec) override {
-    return aclnn::prepareOp(data_.args(), &ws, &exec);
-  }
-  aclnnStatus launch(void *w, uint64_t n, aclOpExecutor *e, aclrtStream s) override {
-    return aclnnFlashAttentionUnpaddingScoreGradV5(w, n, e, s);
-  }
   Bytes outputs() const override {
     Bytes out;
     for (const char *name : {"dq", "dk", "dv"}) {
