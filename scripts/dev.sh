@@ -86,5 +86,5 @@ case "$cmd" in
     ninja -C "$build" -j "$jobs" tilejit-bench
     "$build/bench/tilejit-bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "${@:2}" ;;
   *)
-    sed -n '2,14p' "$0"; exit 2 ;;
+    sed -n '2,13p' "$0"; exit 2 ;;
 esac
