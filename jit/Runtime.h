@@ -166,9 +166,41 @@ struct KernelSymbols {
 /// order, each with its kind and element type (and optionally the
 /// parameter's name), which `CompiledKernel::launch` checks against the
 /// kernel's signature before anything runs. Values are stored inside the
-/// pack (stable addresses), so the pack must outlive the launch.
+/// pack (stable addresses), so the pack must outlive the launch. A copy
+/// points at its own values (tensors' data pointers are copied as given).
 class ArgPack {
 public:
+  ArgPack() = default;
+  ArgPack(const ArgPack &other)
+      : tensors_(other.tensors_), scalars_(other.scalars_),
+        entries_(other.entries_) {
+    relink();
+  }
+  ArgPack &operator=(const ArgPack &other) {
+    if (this != &other) {
+      tensors_ = other.tensors_;
+      scalars_ = other.scalars_;
+      entries_ = other.entries_;
+      relink();
+    }
+    return *this;
+  }
+  // A deque's move keeps its elements where they are.
+  ArgPack(ArgPack &&) = default;
+  ArgPack &operator=(ArgPack &&) = default;
+
+  /// Moves every tensor whose data lies in [from, from + bytes) by the same
+  /// offset into the buffer at `to` (for a copy of the pack over another
+  /// copy of its buffers).
+  void relocate(const void *from, size_t bytes, void *to) {
+    const auto lo = reinterpret_cast<uintptr_t>(from);
+    for (TensorDesc &d : tensors_) {
+      const auto p = reinterpret_cast<uintptr_t>(d.data);
+      if (d.data && p >= lo && p - lo < bytes)
+        d.data = static_cast<char *>(to) + (p - lo);
+    }
+  }
+
   /// What one entry claims to be.
   struct Entry {
     bool tensor = false;
@@ -233,6 +265,14 @@ public:
   const Entry &entry(size_t i) const { return entries_[i]; }
 
 private:
+  /// Points ptrs_ at this pack's own values, in entry order.
+  void relink() {
+    ptrs_.clear();
+    size_t t = 0, v = 0;
+    for (const Entry &e : entries_)
+      ptrs_.push_back(e.tensor ? static_cast<void *>(&tensors_[t++])
+                               : static_cast<void *>(scalars_[v++].bytes));
+  }
   ArgPack &push(const void *v, size_t n, ElemType type) {
     Slot &s = scalars_.emplace_back();
     __builtin_memcpy(s.bytes, v, n);

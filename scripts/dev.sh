@@ -4,6 +4,7 @@
 #   scripts/dev.sh demo        install dependencies, build, run `tilejit demo`
 #   scripts/dev.sh test        install dependencies, build, run the whole test suite
 #   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
+#   scripts/dev.sh tsan        the threaded tests (caches, launches, streams) under TSan
 #   scripts/dev.sh bench       build and run the benchmarks
 #   scripts/dev.sh deps        only install the dependencies
 #
@@ -65,6 +66,20 @@ case "$cmd" in
     install_deps
     configure "${build}-asan" -DTILE_SANITIZE=address,undefined -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 run_tests "${build}-asan" ;;
+  tsan)
+    # Only what the threaded tests need: the libraries and one test binary
+    # (tests/CMakeLists.txt) of the kernel and disk caches, launches, the C
+    # API's streams and executors and the stress test. libgomp is not built
+    # with TSan, so its barriers are invisible to it and every OpenMP region
+    # would read as a race among its own threads: one OpenMP thread per
+    # launch (OMP_NUM_THREADS=1) leaves TSan a complete view of the
+    # program's own threads (callers, stream workers, compiles).
+    install_deps
+    configure "${build}-tsan" -DTILE_SANITIZE=thread -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
+    ninja -C "${build}-tsan" -j "$jobs" tilejit-thread-tests
+    OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+      ctest --test-dir "${build}-tsan" -j "$jobs" --output-on-failure --timeout 900 \
+      -R '^(AclRuntime|Threads|ThreadStress|KernelCache|KernelSource|TilingKey|DiskCache|RuntimeAbi)\.' ;;
   bench)
     install_deps
     configure "$build"

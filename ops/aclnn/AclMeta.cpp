@@ -320,20 +320,6 @@ aclnnStatus aclSetTensorAddr(aclTensor *tensor, void *tensorData) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
-  if (!executor)
-    return failStatus(ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable",
-                      "executor must not be null");
-  executor->setRepeatable(true);
-  return ACLNN_SUCCESS;
-}
-
-aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
-  if (!executor)
-    return failStatus(ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor",
-                      "executor must not be null");
-  delete executor;
-  return ACLNN_SUCCESS;
-}
+// aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor: Executors.cpp.
 
 } // extern "C"

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,10 +69,16 @@ aclError checkDevice(const char *api, int32_t deviceId) {
   return ACL_SUCCESS;
 }
 
-Stream *toStream(aclrtStream stream) { return static_cast<Stream *>(stream); }
-
-aclError checkStream(const char *api, aclrtStream stream) {
-  if (stream && !tilejit::runtime::isRegisteredStream(toStream(stream)))
+/// Looks up a stream handle: `out` holds the stream (null for the default
+/// stream) while the caller uses it, so a concurrent aclrtDestroyStream
+/// cannot free it under the caller.
+aclError checkStream(const char *api, aclrtStream stream,
+                     std::shared_ptr<Stream> &out) {
+  out = nullptr;
+  if (!stream)
+    return ACL_SUCCESS;
+  out = tilejit::runtime::findStream(stream);
+  if (!out)
     return fail(ACL_ERROR_INVALID_PARAM, api,
                 "stream is not a live stream from aclrtCreateStream");
   return ACL_SUCCESS;
@@ -273,36 +280,38 @@ aclError aclrtCreateStream(aclrtStream *stream) {
   if (!stream)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream",
                 "stream must not be null");
-  auto *s = new Stream();
-  tilejit::runtime::registerStream(s);
-  *stream = s;
+  auto s = std::make_shared<Stream>();
+  *stream = s.get();
+  tilejit::runtime::registerStream(std::move(s));
   return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
-  Stream *s = toStream(stream);
-  if (!s)
+  if (!stream)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "stream must not be null (the default stream cannot be "
                 "destroyed)");
-  if (aclError e = checkStream("aclrtDestroyStream", stream))
+  std::shared_ptr<Stream> s;
+  if (aclError e = checkStream("aclrtDestroyStream", stream, s))
     return e;
   if (s->isWorkerThread())
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "a stream cannot be destroyed by its own task");
-  if (!tilejit::runtime::unregisterStream(s))
+  if (!tilejit::runtime::unregisterStream(stream))
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "stream is not a live stream from aclrtCreateStream");
-  delete s; // waits for the pending work
+  // Waits for the pending work; the stream itself is freed when the last
+  // holder (this call, or a concurrent synchronise or submit) lets go.
+  (void)s->synchronize();
   return ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   if (!stream)
     return ACL_SUCCESS; // the default stream runs work synchronously
-  if (aclError e = checkStream("aclrtSynchronizeStream", stream))
+  std::shared_ptr<Stream> s;
+  if (aclError e = checkStream("aclrtSynchronizeStream", stream, s))
     return e;
-  Stream *s = toStream(stream);
   if (s->isWorkerThread())
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream",
                 "a stream cannot be synchronised by its own task");
@@ -360,9 +369,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
   if (aclError e =
           checkMemcpy("aclrtMemcpyAsync", dst, destMax, src, count, kind))
     return e;
-  if (aclError e = checkStream("aclrtMemcpyAsync", stream))
+  std::shared_ptr<Stream> s;
+  if (aclError e = checkStream("aclrtMemcpyAsync", stream, s))
     return e;
-  (void)tilejit::runtime::runOnStream(toStream(stream), [=] {
+  (void)tilejit::runtime::runOnStream(s.get(), [=] {
     if (count)
       std::memmove(dst, src, count);
     return Status::ok();
@@ -374,9 +384,10 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   if (aclError e = checkMemset("aclrtMemsetAsync", devPtr, maxCount, count))
     return e;
-  if (aclError e = checkStream("aclrtMemsetAsync", stream))
+  std::shared_ptr<Stream> s;
+  if (aclError e = checkStream("aclrtMemsetAsync", stream, s))
     return e;
-  (void)tilejit::runtime::runOnStream(toStream(stream), [=] {
+  (void)tilejit::runtime::runOnStream(s.get(), [=] {
     std::memset(devPtr, value, count);
     return Status::ok();
   });

@@ -16,11 +16,12 @@
 ///
 /// Phase 2 (runOp): executor null, or workspace null with workspaceSize > 0
 /// -> 161001; a workspace smaller than phase 1 asked for, an executor made
-/// for another operator, or a stream handle that is not live -> 161002.
-/// The launch closure runs on the stream (asynchronously; its failure is
-/// reported by aclrtSynchronizeStream) or, on the default stream, at once
-/// (its status is returned). A non-repeatable executor is destroyed after
-/// it ran.
+/// for another operator, an executor handle that is not live (destroyed,
+/// or single use and already run), or a stream handle that is not live ->
+/// 161002. The launch closure runs on the stream (asynchronously; its
+/// failure is reported by aclrtSynchronizeStream) or, on the default
+/// stream, at once (its status is returned). A non-repeatable executor is
+/// consumed by the run and freed after it (Executors.cpp).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_ACLNN_ACLNNCOMMON_H
@@ -35,6 +36,23 @@
 #include <string>
 
 namespace tilejit::aclnn {
+
+/// Makes `executor` a live handle (owned by the registry) and returns it.
+aclOpExecutor *registerExecutor(std::unique_ptr<aclOpExecutor> executor);
+/// Phase 2's hold on a live executor of the operator `api`: `out` shares
+/// it; a single-use executor is unregistered (consumed) by this. A handle
+/// that is not live, made by another operator, or given less workspace
+/// than it asked for -> 161002 (and the executor is not consumed).
+aclnnStatus acquireExecutor(const char *api, const aclOpExecutor *executor,
+                            uint64_t workspaceSize,
+                            std::shared_ptr<aclOpExecutor> &out);
+/// aclSetAclOpExecutorRepeatable: null -> 161001, not live -> 161002.
+aclnnStatus setExecutorRepeatable(const aclOpExecutor *executor);
+/// aclDestroyAclOpExecutor: null -> 161001, not live -> 161002; the
+/// executor is freed once no queued launch holds it.
+aclnnStatus destroyExecutor(const aclOpExecutor *executor);
+/// The number of live executor handles (for tests: none may leak).
+size_t liveExecutorCount();
 
 /// Phase 1 without the operator: the checks and executor hand-off shared by
 /// all operators; `prepare` may be null (not implemented).
@@ -65,7 +83,7 @@ aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
   if (!status.isOk())
     return runtime::recordError(status, api.c_str());
   *workspaceSize = exec->workspaceSize();
-  *executor = exec.release();
+  *executor = registerExecutor(std::move(exec));
   return ACLNN_SUCCESS;
 }
 

@@ -32,42 +32,31 @@ aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
     return fail(ACLNN_ERR_PARAM_NULLPTR,
                 "workspace is null but workspaceSize is " +
                     std::to_string(workspaceSize));
-  if (executor->opName() != opName)
-    return fail(ACLNN_ERR_PARAM_INVALID, "executor was prepared by " +
-                                             executor->opName() +
-                                             "GetWorkspaceSize");
-  if (workspaceSize < executor->workspaceSize())
-    return fail(ACLNN_ERR_PARAM_INVALID,
-                "workspaceSize " + std::to_string(workspaceSize) +
-                    " is smaller than the " +
-                    std::to_string(executor->workspaceSize()) +
-                    " bytes phase 1 asked for");
-  auto *s = static_cast<runtime::Stream *>(stream);
-  if (s && !runtime::isRegisteredStream(s))
-    return fail(ACLNN_ERR_PARAM_INVALID,
-                "stream is not a live stream from aclrtCreateStream");
+  // The stream first: a refused call must not consume the executor. The
+  // reference keeps the stream alive through the submit even if another
+  // thread destroys it meanwhile.
+  std::shared_ptr<runtime::Stream> s;
+  if (stream) {
+    s = runtime::findStream(stream);
+    if (!s)
+      return fail(ACLNN_ERR_PARAM_INVALID,
+                  "stream is not a live stream from aclrtCreateStream");
+  }
+  std::shared_ptr<aclOpExecutor> owned;
+  if (aclnnStatus st = acquireExecutor(opName, executor, workspaceSize, owned))
+    return st;
 
+  // The task holds the executor: a single-use one is freed after it ran, a
+  // repeatable one destroyed while this launch is queued after it too.
   runtime::LaunchContext context{workspace, workspaceSize};
   std::string name = opName;
-  runtime::Stream::Task task;
-  if (executor->isRepeatable()) {
-    task = [executor, context, name] {
-      Status status = executor->run(context);
-      if (!status.isOk())
-        return Status(status.code(), name + ": " + status.message());
-      return status;
-    };
-  } else {
-    // Single use: the task owns the executor and frees it after it ran.
-    std::shared_ptr<aclOpExecutor> owned(executor);
-    task = [owned, context, name] {
-      Status status = owned->run(context);
-      if (!status.isOk())
-        return Status(status.code(), name + ": " + status.message());
-      return status;
-    };
-  }
-  Status status = runtime::runOnStream(s, std::move(task));
+  runtime::Stream::Task task = [owned = std::move(owned), context, name] {
+    Status status = owned->run(context);
+    if (!status.isOk())
+      return Status(status.code(), name + ": " + status.message());
+    return status;
+  };
+  Status status = runtime::runOnStream(s.get(), std::move(task));
   if (!status.isOk())
     return runtime::recordError(status);
   return ACLNN_SUCCESS;

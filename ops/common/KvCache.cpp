@@ -2,6 +2,7 @@
 #include "ops/common/KvCache.h"
 
 #include "jit/Options.h"
+#include "ops/common/RunStates.h"
 
 #include <omp.h>
 
@@ -243,11 +244,37 @@ Status launchKernel(const jit::CompiledKernel &kernel, const rt::ArgPack &args,
   return Status::ok();
 }
 
+namespace {
+/// A run's own scratch and the pack pointing into it.
+struct ScratchRun {
+  rt::ArgPack args;
+  std::vector<int64_t> scratch;
+
+  static std::unique_ptr<ScratchRun> over(const rt::ArgPack &args,
+                                          const std::vector<int64_t> &from) {
+    auto r = std::make_unique<ScratchRun>();
+    r->args = args;
+    relocateBuffer(from, r->scratch, r->args);
+    return r;
+  }
+  std::unique_ptr<ScratchRun> clone() const { return over(args, scratch); }
+};
+} // namespace
+
 void setKernelLaunch(runtime::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op) {
   executor.addKernelUse(launch->use);
-  executor.setLaunch([launch = std::move(launch), op](const runtime::LaunchContext &) {
-    return launchKernel(*launch->kernel, launch->args, op);
+  if (launch->scratch.empty()) {
+    executor.setLaunch([launch = std::move(launch), op](const runtime::LaunchContext &) {
+      return launchKernel(*launch->kernel, launch->args, op);
+    });
+    return;
+  }
+  // The phase-1 scratch goes with `launch`; the pool makes its own.
+  auto states = std::make_shared<RunStates<ScratchRun>>(
+      ScratchRun::over(launch->args, launch->scratch));
+  executor.setLaunch([kernel = launch->kernel, states, op](const runtime::LaunchContext &) {
+    return states->run([&](ScratchRun &r) { return launchKernel(*kernel, r.args, op); });
   });
 }
 

@@ -96,10 +96,13 @@ struct KernelLaunch {
   std::shared_ptr<const jit::CompiledKernel> kernel;
   rt::ArgPack args;
   runtime::KernelUse use; ///< the kernel's key and whether it was compiled
+  /// Memory the kernel writes besides its outputs (`args` point into it),
+  /// if any: each concurrent run gets its own (RunStates).
+  std::vector<int64_t> scratch;
 };
 
 /// Makes `launch` the executor's phase 2 (errors name `op`) and records its
-/// kernel use.
+/// kernel use. Runs share `launch` (read only) unless it has scratch.
 void setKernelLaunch(runtime::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op);
 

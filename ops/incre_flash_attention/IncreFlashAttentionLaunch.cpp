@@ -6,6 +6,7 @@
 #include "ops/Embedded.h"
 #include "ops/common/HostCache.h"
 #include "ops/common/KvCache.h"
+#include "ops/common/RunStates.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 #include "ops/runtime/OpRegistry.h"
@@ -124,18 +125,49 @@ void pack(rt::ArgPack &p, rt::ElemType type, const FlatView &f, const char *name
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-struct Launch {
-  Geometry g;
-  std::shared_ptr<const jit::CompiledKernel> partial, combine;
+/// What one run writes (the KV window per batch entry, the partial
+/// results) and the argument packs that point into it: one per concurrent
+/// run of a repeatable executor (RunStates).
+struct RunState {
   rt::ArgPack pa, pc;
-  std::vector<int64_t> start, len;
-  std::vector<float> ws;
   // Tensor lists: one launch of the partial kernel per batch entry, each
   // over that entry's key and value tensors (nothing is copied).
   std::vector<rt::ArgPack> perBatch;
+  std::vector<int64_t> start, len;
+  std::vector<float> ws;
+
+  std::unique_ptr<RunState> clone() const {
+    auto c = std::make_unique<RunState>();
+    c->pa = pa;
+    c->pc = pc;
+    c->perBatch = perBatch;
+    auto move = [&](const auto &from, auto &to) {
+      to.assign(from.size(), {});
+      const size_t bytes = from.size() * sizeof(from[0]);
+      c->pa.relocate(from.data(), bytes, to.data());
+      c->pc.relocate(from.data(), bytes, to.data());
+      for (rt::ArgPack &p : c->perBatch)
+        p.relocate(from.data(), bytes, to.data());
+    };
+    move(start, c->start);
+    move(len, c->len);
+    move(ws, c->ws);
+    return c;
+  }
+};
+
+struct Launch {
+  Geometry g;
+  std::shared_ptr<const jit::CompiledKernel> partial, combine;
   std::optional<TensorView> padding, table;
+  RunStates<RunState> states{std::make_unique<RunState>()};
 
   Status run() {
+    return states.run([this](RunState &r) { return run(r); });
+  }
+
+  Status run(RunState &r) {
+    std::vector<int64_t> &start = r.start, &len = r.len;
     int64_t pad = 0;
     if (padding)
       std::memcpy(&pad, padding->firstElement(), 8);
@@ -171,14 +203,14 @@ struct Launch {
         }
       }
     }
-    if (perBatch.empty()) {
-      if (Status s = launchKernel(*partial, pa, "IncreFlashAttentionV4"); !s)
+    if (r.perBatch.empty()) {
+      if (Status s = launchKernel(*partial, r.pa, "IncreFlashAttentionV4"); !s)
         return s;
     }
-    for (const rt::ArgPack &p : perBatch)
+    for (const rt::ArgPack &p : r.perBatch)
       if (Status s = launchKernel(*partial, p, "IncreFlashAttentionV4"); !s)
         return s;
-    return launchKernel(*combine, pc, "IncreFlashAttentionV4");
+    return launchKernel(*combine, r.pc, "IncreFlashAttentionV4");
   }
 };
 
@@ -274,14 +306,15 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       std::max(bkv, roundUp((maxLen + parts - 1) / parts, bkv));
   parts = std::max<int64_t>(1, (maxLen + chunk - 1) / chunk);
 
-  L.start.assign(static_cast<size_t>(g.b), 0);
-  L.len.assign(static_cast<size_t>(g.b), 0);
+  RunState &R = L.states.first();
+  R.start.assign(static_cast<size_t>(g.b), 0);
+  R.len.assign(static_cast<size_t>(g.b), 0);
   const int64_t rows = units * parts * g.g;
-  L.ws.assign(static_cast<size_t>(rows * (2 + g.d)), 0.0f);
+  R.ws.assign(static_cast<size_t>(rows * (2 + g.d)), 0.0f);
 
   // The partial kernel's arguments for batch entries [b0, b0 + nb): views
   // of those rows (a broadcast axis stays put), the given key and value.
-  float *pm = L.ws.data(), *pl = pm + rows, *po = pl + rows;
+  float *pm = R.ws.data(), *pl = pm + rows, *po = pl + rows;
   auto rowsOf = [](FlatView f, int64_t b0, int64_t nb, int64_t es) {
     f.data = static_cast<char *>(f.data) + b0 * f.strides[0] * es;
     f.sizes[0] = nb;
@@ -300,8 +333,8 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       p.tensor(ElemType::I32, a.blocktable->firstElement(), a.blocktable->shape,
                a.blocktable->strides)
           .named("bt");
-    p.tensor(L.start.data() + b0, {nb}).named("start");
-    p.tensor(L.len.data() + b0, {nb}).named("len");
+    p.tensor(R.start.data() + b0, {nb}).named("start");
+    p.tensor(R.len.data() + b0, {nb}).named("len");
     if (g.mask) {
       const TensorView &m = *a.attenMask;
       pack(p, tm,
@@ -344,15 +377,15 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   if (lists) {
     Geometry one = g;
     one.mode = KvMode::Contiguous;
-    L.perBatch.resize(static_cast<size_t>(g.b));
+    R.perBatch.resize(static_cast<size_t>(g.b));
     for (int64_t i = 0; i < g.b; ++i)
-      packRange(L.perBatch[static_cast<size_t>(i)], i, 1, kvView(*a.key->at(i), one),
+      packRange(R.perBatch[static_cast<size_t>(i)], i, 1, kvView(*a.key->at(i), one),
                 kvView(*a.value->at(i), one));
   } else {
-    packRange(L.pa, 0, g.b, kvView(*a.key->at(0), g), kvView(*a.value->at(0), g));
+    packRange(R.pa, 0, g.b, kvView(*a.key->at(0), g), kvView(*a.value->at(0), g));
   }
 
-  rt::ArgPack &c = L.pc;
+  rt::ArgPack &c = R.pc;
   c.tensor(pm, {units, parts, g.g}).named("pm");
   c.tensor(pl, {units, parts, g.g}).named("pl");
   c.tensor(po, {units, parts, g.g, g.d}).named("po");

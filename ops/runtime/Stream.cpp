@@ -4,6 +4,8 @@
 // runs each task outside the lock so submitters never wait for a kernel.
 // A task's recent-error message is recorded on the worker thread, so the
 // error is carried as a Status and re-recorded by whoever synchronises.
+// Failures are kept per submitting thread (few: one per thread that failed
+// and has not synchronised since), so a linear search is enough.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/runtime/Stream.h"
@@ -30,17 +32,30 @@ Stream::~Stream() {
 void Stream::submit(Task task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(std::move(task));
+    queue_.push_back({std::move(task), std::this_thread::get_id()});
+    ++submitted_;
   }
   workAvailable_.notify_one();
 }
 
 Status Stream::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
-  Status result = std::move(firstError_);
-  firstError_ = Status::ok();
-  return result;
+  const uint64_t target = submitted_;
+  idle_.wait(lock, [&] { return finished_ >= target; });
+  const std::thread::id self = std::this_thread::get_id();
+  auto own = std::find_if(failures_.begin(), failures_.end(),
+                          [&](const Failure &f) { return f.owner == self; });
+  if (own != failures_.end()) {
+    Status result = std::move(own->status);
+    failures_.erase(own);
+    return result;
+  }
+  if (failures_.empty())
+    return Status::ok();
+  const Status &other = failures_.front().status;
+  return Status(other.code(),
+                "work another thread queued on this stream failed: " +
+                    other.message());
 }
 
 bool Stream::isWorkerThread() const {
@@ -61,9 +76,12 @@ void Stream::workerLoop() {
         return;
       continue;
     }
-    Task task = std::move(queue_.front());
+    Task task = std::move(queue_.front().task);
+    const std::thread::id owner = queue_.front().owner;
     queue_.pop_front();
-    bool skip = !firstError_.isOk();
+    const bool skip =
+        std::any_of(failures_.begin(), failures_.end(),
+                    [&](const Failure &f) { return f.owner == owner; });
     busy_ = true;
     lock.unlock();
     Status status = skip ? Status::ok() : task();
@@ -72,12 +90,12 @@ void Stream::workerLoop() {
     task = nullptr;
     lock.lock();
     busy_ = false;
+    ++finished_;
     if (!skip)
       ++completed_;
-    if (!status.isOk() && firstError_.isOk())
-      firstError_ = std::move(status);
-    if (queue_.empty())
-      idle_.notify_all();
+    if (!status.isOk())
+      failures_.push_back({owner, std::move(status)});
+    idle_.notify_all();
   }
 }
 
@@ -90,41 +108,53 @@ Status runOnStream(Stream *stream, Stream::Task task) {
 
 namespace {
 std::mutex registryMutex;
-std::vector<Stream *> &liveStreams() {
-  static std::vector<Stream *> streams;
+std::vector<std::shared_ptr<Stream>> &liveStreams() {
+  static std::vector<std::shared_ptr<Stream>> streams;
   return streams;
+}
+auto findLocked(const void *stream) {
+  auto &streams = liveStreams();
+  return std::find_if(
+      streams.begin(), streams.end(),
+      [&](const std::shared_ptr<Stream> &s) { return s.get() == stream; });
 }
 } // namespace
 
-void registerStream(Stream *stream) {
+void registerStream(std::shared_ptr<Stream> stream) {
   std::lock_guard<std::mutex> lock(registryMutex);
-  liveStreams().push_back(stream);
+  liveStreams().push_back(std::move(stream));
 }
 
-bool unregisterStream(Stream *stream) {
+std::shared_ptr<Stream> unregisterStream(const void *stream) {
   std::lock_guard<std::mutex> lock(registryMutex);
-  auto &streams = liveStreams();
-  auto it = std::find(streams.begin(), streams.end(), stream);
-  if (it == streams.end())
-    return false;
-  streams.erase(it);
-  return true;
+  auto it = findLocked(stream);
+  if (it == liveStreams().end())
+    return nullptr;
+  std::shared_ptr<Stream> found = std::move(*it);
+  liveStreams().erase(it);
+  return found;
 }
 
-bool isRegisteredStream(const Stream *stream) {
+std::shared_ptr<Stream> findStream(const void *stream) {
   std::lock_guard<std::mutex> lock(registryMutex);
-  const auto &streams = liveStreams();
-  return std::find(streams.begin(), streams.end(), stream) != streams.end();
+  auto it = findLocked(stream);
+  return it == liveStreams().end() ? nullptr : *it;
+}
+
+bool isRegisteredStream(const void *stream) {
+  return findStream(stream) != nullptr;
 }
 
 Status synchronizeAllStreams() {
-  std::vector<Stream *> streams;
+  // References, not pointers: a stream destroyed meanwhile stays alive
+  // until this loop lets go of it.
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     std::lock_guard<std::mutex> lock(registryMutex);
     streams = liveStreams();
   }
   Status first;
-  for (Stream *s : streams) {
+  for (const std::shared_ptr<Stream> &s : streams) {
     Status st = s->synchronize();
     if (!st.isOk() && first.isOk())
       first = std::move(st);

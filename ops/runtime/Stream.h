@@ -3,10 +3,15 @@
 /// \file
 /// A Stream stands in for a device queue: work submitted to it runs in
 /// submission order on the stream's own worker thread, asynchronously to
-/// the submitter. synchronize() waits until everything submitted has run and
-/// reports the first failure since the previous synchronize(); once a task
-/// fails, the tasks queued behind it are skipped (they would read its
-/// unfinished results) until that synchronize() clears the error.
+/// the submitter. synchronize() waits until everything submitted has run.
+///
+/// Several threads may share a stream, so a failure belongs to the thread
+/// that submitted the failing task: that thread's later tasks are skipped
+/// (they would read its unfinished results) until it synchronises, which
+/// reports the failure and clears it; other threads' tasks still run. A
+/// synchronize() by a thread with no failure of its own reports another
+/// thread's failure without clearing it (so neither thread's work fails
+/// silently); the failing thread's own synchronize() clears it.
 ///
 /// The default stream (a null aclrtStream) is not a Stream: work for it runs
 /// at once on the calling thread (see runOnStream).
@@ -22,7 +27,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <memory>
 #include <thread>
+#include <vector>
 
 namespace tilejit::runtime {
 
@@ -46,9 +53,13 @@ public:
   Stream &operator=(const Stream &) = delete;
 
   /// Queues `task` behind everything submitted before; returns at once.
+  /// The calling thread owns the task's failure.
   void submit(Task task);
-  /// Waits until every submitted task has run (or been skipped); returns
-  /// the first failure since the last synchronize() and clears it.
+  /// Waits until every task submitted before the call has run (or been
+  /// skipped; later submissions by other threads do not hold it up); returns
+  /// the calling thread's first failure since its last synchronize() and
+  /// clears it, else another thread's pending failure (not cleared), else
+  /// success.
   Status synchronize();
   /// True if the calling thread is this stream's worker.
   bool isWorkerThread() const;
@@ -58,13 +69,26 @@ public:
 private:
   void workerLoop();
 
+  /// A queued task and the thread that submitted it.
+  struct Entry {
+    Task task;
+    std::thread::id owner;
+  };
+  /// The first failure of one submitting thread, not yet reported to it.
+  struct Failure {
+    std::thread::id owner;
+    Status status;
+  };
+
   mutable std::mutex mutex_;
   std::condition_variable workAvailable_;
   std::condition_variable idle_;
-  std::deque<Task> queue_;
+  std::deque<Entry> queue_;
   bool busy_ = false;
   bool stopping_ = false;
-  Status firstError_;
+  uint64_t submitted_ = 0; ///< tasks queued since creation
+  uint64_t finished_ = 0;  ///< of which run or skipped (in order)
+  std::vector<Failure> failures_; ///< in the order they happened
   uint64_t completed_ = 0;
   std::thread worker_;
 };
@@ -74,13 +98,19 @@ private:
 /// task's status).
 Status runOnStream(Stream *stream, Stream::Task task);
 
-/// Registers a stream created through the C API (for handle checks and
-/// aclrtSynchronizeDevice).
-void registerStream(Stream *stream);
-/// Unregisters a stream; returns false if it was not registered.
-bool unregisterStream(Stream *stream);
+/// The registry of the streams created through the C API (for handle checks
+/// and aclrtSynchronizeDevice). It holds each stream by a shared_ptr, and so
+/// does everyone who uses one after looking it up: a stream destroyed while
+/// another thread synchronises it or submits to it is freed by whoever lets
+/// go of it last, never while in use.
+void registerStream(std::shared_ptr<Stream> stream);
+/// Unregisters a stream and hands back the registry's reference; null if
+/// `stream` was not registered.
+std::shared_ptr<Stream> unregisterStream(const void *stream);
+/// The live registered stream `stream` points to, or null.
+std::shared_ptr<Stream> findStream(const void *stream);
 /// True if `stream` is a live registered stream.
-bool isRegisteredStream(const Stream *stream);
+bool isRegisteredStream(const void *stream);
 /// Synchronises every registered stream; returns the first failure.
 Status synchronizeAllStreams();
 

@@ -529,9 +529,7 @@ int64_t programsOf(const aclnn::ScatterPaKvCacheArgs &a, const TensorView &kc) {
 /// The prepared launch: the kernel, its argument block and the workspace
 /// the PA_NZ kernel sorts its tokens in (allocated here in phase 1, so
 /// phase 2 only launches; one launch of an executor runs at a time).
-struct Launch : KernelLaunch {
-  std::vector<int64_t> ws;
-};
+using Launch = KernelLaunch;
 
 /// Whether a PA_NZ call writes its scattered tokens in cache order
 /// (scatter_nz's SORT): prefill-sized calls, whose tokens are worth sorting,
@@ -642,7 +640,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     // Two rows of a token each per program: the collected tokens and the
     // merge sort's other buffer.
     if (sort)
-      out.ws.resize(static_cast<size_t>(programs * 2 * tokens));
+      out.scratch.resize(static_cast<size_t>(programs * 2 * tokens));
     pack(p, elemType(u), strips3(*kf, e), "key");
     pack(p, elemType(idx), asIs(slots), "slots");
     pack(p, elemType(u), positionMajor(kc), "key_cache");
@@ -654,7 +652,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     pack(p, elemType(u), asIs(vc), "value_cache_t");
     pack(p, elemType(u), flatRows(*kf), "key_f");
     pack(p, elemType(u), flatRows(*vf), "value_f");
-    p.tensor(out.ws.data(), {sort ? programs : 0, 2, sort ? tokens : 0}).named("ws");
+    p.tensor(out.scratch.data(), {sort ? programs : 0, 2, sort ? tokens : 0}).named("ws");
     p.i64(programs).named("P");
     return Status::ok();
   }
