@@ -1,18 +1,20 @@
-//===- ScatterPaKvCacheBench.cpp - ScatterPaKvCache against its twin and memcpy
-//===//
+//===- ScatterCases.cpp - ScatterPaKvCache: prefill and decode scatters ---===//
 //
-// Prefill-sized scatters (thousands of tokens into caches larger than L2) and
-// decode-sized ones (a few tokens), ND and PA_NZ, f16. Counters: GB/s of bytes
-// moved (read + written, key and value), the machine's copy bandwidth at the
-// same working-set size measured in this run (`of_copy_bw`, best runs of
-// both), and `vs_handwritten` = twin time / kernel time (> 1: generated is
-// faster; `call_vs_handwritten` counts phase 1 too), medians over
-// alternating runs.
-// BM_ScatterHostOverhead times a decode-sized call through the C API (phase 1
-// and phase 2 on the default stream), end to end.
+// Prefill-sized scatters (thousands of tokens into caches far beyond L2) and
+// decode-sized ones (a few tokens), Norm and PA_NZ, f16. Prefill bound: the
+// bytes moved (key and value rows read and written) against the copy
+// bandwidth at the working-set size; for random slots also the same writes
+// done by plain copies in the best order measured, where the copy
+// bandwidth says little (a limit case of its own). Decode-sized calls are
+// latency: µs per call. The generated side is phase 2 of a call prepared
+// once (the launch); the host overhead of a whole call through the C API has
+// cases of its own. The peer (Norm): PyTorch's index_put_ of the rows into
+// the flattened caches.
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
+#include "Peer.h"
+#include "Suite.h"
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
@@ -21,7 +23,6 @@
 #include "ops/samples/Samples.h"
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
-#include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -161,108 +162,69 @@ struct Problem {
 
 };
 
-/// Times the generated kernel (phase 2 of a call prepared once: the
-/// launch), the whole call (phase 1 + 2 through the C++ API) and the twin,
-/// alternating, so all see the same machine (this one shares its cores with
-/// others): GB/s of the kernel from the median and from the best run, the
-/// copy bandwidth (best of its runs) at the same size, and the medians of
-/// the paired twin/kernel (`vs_handwritten`) and twin/call
-/// (`call_vs_handwritten`) ratios. The twin validates nothing, so the
-/// kernel is what compares with it; the call's host overhead has its own
-/// target (BM_*HostOverhead). With `sameWrites` (random slots, where the
-/// copy bandwidth is no bound), the kernel alternates with the same writes
-/// in the best order measured (Problem::sameWritesSeconds) too:
-/// `same_writes_GBs` and the median of their paired ratio `of_same_writes`.
-void report(benchmark::State &state, Problem &p, bool sameWrites = false) {
+using bench::Bound;
+using bench::Context;
+using bench::Result;
+
+void setupPeer(Context &ctx, Problem &p, Result &r) {
+  bench::Peer *peer = ctx.peer();
+  if (!peer || p.nz)
+    return;
+  nlohmann::json spec = {
+      {"case", "scatter"}, {"dtype", "f16"}, {"rows", p.blocks * p.bs}, {"row", p.heads * p.d},
+      {"tokens", p.tokens},
+      {"key", peer->writeInput("key", p.key.data(), p.key.size())},
+      {"value", peer->writeInput("value", p.value.data(), p.value.size())},
+      {"cache", peer->writeInput("cache", p.keyCache.data(), p.keyCache.size())},
+      {"slots", peer->writeInput("slots", p.slots.data(), p.slots.size() * 4)}};
+  if (peer->setup(spec))
+    r.peerNote = peer->lastAnswer().value("note", "");
+  else
+    r.peerNote = "peer: " + peer->error();
+}
+
+Result runScatter(Context &ctx, Problem &p, bool decode) {
+  Result r;
   runtime::Executor exec(aclnn::ScatterPaKvCacheArgs::kOpName);
   if (runtime::Status s = ops::prepareScatterPaKvCache(p.args, exec); !s) {
-    state.SkipWithError(s.message().c_str());
-    return;
+    r.error = s.message();
+    return r;
   }
-  for (auto _ : state)
-    (void)exec.run({});
-  // The kernel (phase 2 of a prepared call) against the twin, and the whole
-  // call (phase 1 + 2) against the twin.
-  std::vector<double> gen, call, twin, ratio, callRatio, same, sameRatio;
-  const int threads = omp_get_max_threads();
-  for (int i = 0; i < 31; ++i) {
-    double g = seconds([&] { (void)exec.run({}); });
-    double c = seconds([&] { (void)ops::scatterPaKvCache(p.args); });
-    double t = seconds([&] { ops::scatterPaKvCacheHandwritten(p.args); });
-    gen.push_back(g);
-    call.push_back(c);
-    twin.push_back(t);
-    ratio.push_back(t / g);
-    callRatio.push_back(t / c);
-  }
-  // The same writes in address order, paired with the kernel in a loop of
-  // their own (the kernel right after them runs in the cache state they
-  // leave, which is not the twin's).
-  for (int i = 0; sameWrites && i < 15; ++i) {
-    double g = seconds([&] { (void)exec.run({}); });
-    double w = p.sameWritesSeconds(threads);
-    same.push_back(w);
-    sameRatio.push_back(w / g);
-  }
-  const double bytes = p.bytesMoved();
-  const double copy =
-      bench::copyBandwidthGBs(static_cast<size_t>(bytes / 2), threads);
-  const double best = *std::min_element(gen.begin(), gen.end());
-  state.counters["GBs"] = bytes / median(gen) / 1e9;
-  state.counters["best_GBs"] = bytes / best / 1e9;
-  state.counters["handwritten_GBs"] = bytes / median(twin) / 1e9;
-  state.counters["copy_bw_GBs"] = copy;
-  state.counters["of_copy_bw"] = bytes / best / 1e9 / copy;
-  if (sameWrites) {
-    state.counters["same_writes_GBs"] = bytes / median(same) / 1e9;
-    state.counters["of_same_writes"] = median(sameRatio);
-  }
-  state.counters["vs_handwritten"] = median(ratio);
-  state.counters["call_vs_handwritten"] = median(callRatio);
-  state.counters["generated_us"] = median(gen) * 1e6;
-  state.counters["call_us"] = median(call) * 1e6;
-  state.counters["handwritten_us"] = median(twin) * 1e6;
-  state.counters["working_set_MiB"] = bytes / (1 << 20);
+  r.bound = decode ? Bound::Latency : Bound::Copy;
+  r.bytes = p.bytesMoved();
+  r.workingSetBytes = r.bytes / 2;
+  setupPeer(ctx, p, r);
+  ctx.measure(
+      r, [&] { (void)exec.run({}); }, [&] { ops::scatterPaKvCacheHandwritten(p.args); }, true);
+  return r;
 }
 
-/// Prefill: 8192 tokens, f16, N=8, D=128, into caches of 256 blocks of 128
-/// slots (64 MiB each, far beyond L2). Arg 0: Norm or PA_NZ; arg 1: random
-/// slots (0) or runs through whole blocks (1).
-void BM_ScatterPrefill(benchmark::State &state) {
-  const bool runs = state.range(1) != 0;
-  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8192, runs);
-  report(state, p, /*sameWrites=*/!runs);
-  state.SetLabel(std::string(p.nz ? "PA_NZ f16" : "Norm f16") +
-                 (runs ? ", block runs" : ", random slots"));
+/// The same writes as the random-slot prefill, by plain copies in the best
+/// order measured (Problem::sameWritesSeconds): a limit, no kernel.
+Result runSameWrites(Context &ctx, bool nz) {
+  Problem p(nz, 256, 128, 8, 128, 8192);
+  Result r;
+  r.bound = Bound::Copy;
+  r.bytes = p.bytesMoved();
+  r.workingSetBytes = r.bytes / 2;
+  r.note = "plain copies of the same rows to the same slots: the limit of these writes";
+  const int threads = ctx.limits().threads;
+  ctx.measure(r, [&] { (void)p.sameWritesSeconds(threads); }, {}, false);
+  return r;
 }
-BENCHMARK(BM_ScatterPrefill)
-    ->ArgsProduct({{0, 1}, {0, 1}})
-    ->Unit(benchmark::kMicrosecond);
-
-/// Decode-sized: 8 tokens (one per request), f16, N=8, D=128, bs=128.
-void BM_ScatterDecode(benchmark::State &state) {
-  Problem p(state.range(0) != 0, 256, 128, 8, 128, 8);
-  report(state, p);
-  state.SetLabel(p.nz ? "PA_NZ f16" : "Norm f16");
-}
-BENCHMARK(BM_ScatterDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 /// Host overhead of a call through the C API: aclTensors made once; each
-/// iteration runs phase 1 (validation, kernel lookup, argument packing) and
-/// phase 2 on the default stream (the launch, run inline). Arg 0: the
-/// decode-sized call of BM_ScatterDecode (8 tokens of 8 x 128 f16 heads,
-/// 32 KiB read + written, included in `per_call_us`); arg 1: one token of
-/// 16 f16 elements, so `per_call_us` is nearly all host overhead.
-void BM_ScatterHostOverhead(benchmark::State &state) {
-  const bool tiny = state.range(0) != 0;
-  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128,
-            tiny ? 1 : 8);
+/// call runs phase 1 (validation, kernel lookup, argument packing) and
+/// phase 2 on the default stream (the launch, run inline), back to back.
+/// `tiny`: one token of 16 f16 elements, so the time is nearly all host
+/// overhead; else the decode-sized call (8 tokens of 8 x 128 f16 heads).
+Result runHostOverhead(Context &ctx, bool tiny) {
+  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128, tiny ? 1 : 8);
   auto tensor = [](const TensorView &v) {
     std::vector<int64_t> storage{v.storageShape[0]};
-    return aclCreateTensor(v.shape.data(), v.shape.size(),
-                           static_cast<aclDataType>(v.dtype), v.strides.data(),
-                           0, static_cast<aclFormat>(v.format), storage.data(),
-                           1, v.data);
+    return aclCreateTensor(v.shape.data(), v.shape.size(), static_cast<aclDataType>(v.dtype),
+                           v.strides.data(), 0, static_cast<aclFormat>(v.format),
+                           storage.data(), 1, v.data);
   };
   aclTensor *t[5];
   for (int i = 0; i < 5; ++i)
@@ -271,32 +233,59 @@ void BM_ScatterHostOverhead(benchmark::State &state) {
   auto call = [&] {
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    int rc = aclnnScatterPaKvCacheGetWorkspaceSize(
-        t[0], t[1], t[2], t[3], t[4], nullptr, nullptr, nullptr, mode, nullptr,
-        nullptr, nullptr, &ws, &exec);
+    int rc = aclnnScatterPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], nullptr,
+                                                   nullptr, nullptr, mode, nullptr, nullptr,
+                                                   nullptr, &ws, &exec);
     if (rc == 0)
       rc = aclnnScatterPaKvCache(nullptr, 0, exec, nullptr);
     return rc;
   };
-  if (int rc = call(); rc != 0) {
-    state.SkipWithError(aclGetRecentErrMsg());
-    return;
-  }
-  for (auto _ : state)
-    benchmark::DoNotOptimize(call());
-  // Median of batches of 1000 calls, per call.
-  double perCall = ops::medianMicroseconds([&] {
-                     for (int i = 0; i < 1000; ++i)
-                       call();
-                   }) /
-                   1000;
-  state.counters["per_call_us"] = perCall;
+  Result r;
+  r.bound = Bound::Latency;
+  r.inCache = true;
+  r.bytes = p.bytesMoved();
+  r.workingSetBytes = r.bytes;
+  if (call() != 0)
+    r.error = aclGetRecentErrMsg();
+  else
+    ctx.measure(r, [&] { (void)call(); }, {}, false, ctx.options().quick ? 21 : 201);
+  r.note = "whole call through the C API (phase 1 + 2), back to back";
   for (aclTensor *x : t)
     aclDestroyTensor(x);
+  return r;
 }
-BENCHMARK(BM_ScatterHostOverhead)
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMicrosecond);
+
+Result prefill(Context &c, bool nz, bool runs) {
+  Problem p(nz, 256, 128, 8, 128, 8192, runs);
+  return runScatter(c, p, false);
+}
+Result decode(Context &c, bool nz) {
+  Problem p(nz, 256, 128, 8, 128, 8);
+  return runScatter(c, p, true);
+}
+
+const std::string kPrefill = "/T8192-N8-D128-BS128-256blocks/", kDecode = "/T8-N8-D128-BS128-256blocks/";
+
+// Registration order is the report's order.
+bench::Registrar r0("scatter/prefill-random-slots" + kPrefill + "norm/f16", "scatter",
+                    [](Context &c) { return prefill(c, false, false); });
+bench::Registrar r1("scatter/prefill-block-runs" + kPrefill + "norm/f16", "scatter",
+                    [](Context &c) { return prefill(c, false, true); });
+bench::Registrar r2("scatter/prefill-random-slots" + kPrefill + "pa-nz/f16", "scatter",
+                    [](Context &c) { return prefill(c, true, false); });
+bench::Registrar r3("scatter/prefill-block-runs" + kPrefill + "pa-nz/f16", "scatter",
+                    [](Context &c) { return prefill(c, true, true); });
+bench::Registrar r4("scatter/same-writes-limit" + kPrefill + "norm/f16", "scatter",
+                    [](Context &c) { return runSameWrites(c, false); });
+bench::Registrar r5("scatter/same-writes-limit" + kPrefill + "pa-nz/f16", "scatter",
+                    [](Context &c) { return runSameWrites(c, true); });
+bench::Registrar r6("scatter/decode" + kDecode + "norm/f16", "scatter",
+                    [](Context &c) { return decode(c, false); });
+bench::Registrar r7("scatter/decode" + kDecode + "pa-nz/f16", "scatter",
+                    [](Context &c) { return decode(c, true); });
+bench::Registrar r8("scatter/host-overhead/T8-N8-D128/c-api-norm/f16", "scatter",
+                    [](Context &c) { return runHostOverhead(c, false); });
+bench::Registrar r9("scatter/host-overhead/T1-N1-D16/c-api-norm/f16", "scatter",
+                    [](Context &c) { return runHostOverhead(c, true); });
 
 } // namespace
