@@ -193,13 +193,20 @@ def plots(doc, by_op, outdir, stem):
         for label, peak in roofs:
             if peak and mem:
                 ax.plot(xs, [min(peak, x * mem) for x in xs], lw=1.2, label=f"roof: {label} {peak:.0f} GFLOP/s, memory {mem:.1f} GB/s")
+        colors = {"ifa": "tab:blue", "nsa": "tab:orange", "scatter": "tab:green",
+                  "gather": "tab:red", "fag": "tab:purple"}
+        heads = {headline(cases)["name"] for cases in by_op.values() if headline(cases)}
+        labelled = set()
         for c, x in zip(points, intensities):
             # Copies: achieved bytes/s at the edge, as GB/s x intensity.
             y = c["flops"] / c["generated_s"] / 1e9 if c["flops"] else x * c["bytes"] / c["generated_s"] / 1e9
-            ax.scatter([x], [y], marker=markers.get(c["op"], "o"), s=36,
-                       facecolors="none" if c.get("in_cache") else None)
-            ax.annotate(c["name"].split("/", 1)[1][:38], (x, y), fontsize=6,
-                        xytext=(3, 2), textcoords="offset points")
+            color = colors.get(c["op"], "tab:gray")
+            ax.scatter([x], [y], marker=markers.get(c["op"], "o"), s=40, edgecolors=color,
+                       facecolors="none" if c.get("in_cache") else color,
+                       label=None if c["op"] in labelled else OP_TITLES.get(c["op"], c["op"]))
+            labelled.add(c["op"])
+            if c["name"] in heads:
+                ax.annotate(c["name"], (x, y), fontsize=6, xytext=(4, -9), textcoords="offset points")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP / byte; copies at the left edge)")

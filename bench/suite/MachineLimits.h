@@ -36,9 +36,9 @@ long long sumBytes(const char *p, size_t n);
 
 /// A read pass over its own buffer of `bytes` (allocated and touched once),
 /// for measuring the read bandwidth alternately with a kernel: on a shared
-/// host the bandwidth drifts from one second to the next (43-83 GB/s at 128
-/// MiB between runs here), and the ratio of neighbouring measurements drifts
-/// far less than that of two measured apart.
+/// host the bandwidth drifts from one second to the next, and the ratio of
+/// neighbouring measurements drifts far less than that of two measured
+/// apart.
 class ReadProbe {
 public:
   ReadProbe(size_t bytes, int threads);

@@ -137,7 +137,7 @@ struct Problem {
               continue;
             }
             // While this block's strips go out, the rows of the thread's
-            // next block are requested, a share per strip (1.15-1.2x the
+            // next block are requested, a share per strip (faster than the
             // same order without).
             const auto *next = b + threads < blocks
                                    ? &buckets[static_cast<size_t>(b + threads)]
