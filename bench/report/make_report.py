@@ -76,7 +76,7 @@ def limit_text(c):
     if c["bound"] == "copy":
         return f"copy {fmt_num(c.get('copy_GBs'), 4)} GB/s"
     if c["bound"] == "read":
-        bw = c.get("read_GBs_paired") or c.get("read_GBs")
+        bw = c.get("read_GBs")
         where = "warm read" if c.get("in_cache") else "read"
         return f"{where} {fmt_num(bw, 4)} GB/s"
     return ""
@@ -173,8 +173,8 @@ def plots(doc, by_op, outdir, stem):
 
     # Roofline: every case with bytes and a time, at its arithmetic
     # intensity (FLOPs per byte; copies, which do no arithmetic, at the left
-    # edge), against the memory roof (the read bandwidth measured next to the
-    # calls) and the compute roofs.
+    # edge), against the memory roof (the median over the cases of the read
+    # bandwidth at their working-set sizes) and the compute roofs.
     fig, ax = plt.subplots(figsize=(9, 6))
     points = [
         c
@@ -184,7 +184,7 @@ def plots(doc, by_op, outdir, stem):
     if points:
         intensities = [max(c["flops"] / c["bytes"], 1e-3) for c in points]
         lo, hi = min(intensities) / 2, max(max(intensities) * 4, 100)
-        reads = [c.get("read_GBs_paired") or c.get("read_GBs") for c in points if not c.get("in_cache")]
+        reads = [c.get("read_GBs") for c in points if not c.get("in_cache") and c["bound"] == "read"]
         reads = [r for r in reads if r]
         mem = sorted(reads)[len(reads) // 2] if reads else None
         roofs = [("f32 FMA", limits.get("fma_GFLOPs")), ("vdpbf16ps", limits.get("bf16_dot_GFLOPs")),
@@ -274,6 +274,7 @@ def host_section(doc):
     out += f"- host `{h['name']}`: {h['cpu']}, {h['cores']} cores online, {h['threads']} threads used, "
     out += f"last-level cache {fmt_bytes(h['llc_bytes'])}, {fmt_bytes(h['memory_bytes'])} memory, {h['kernel']}\n"
     out += f"- CPU flags: {', '.join(h['flags'])}\n"
+    out += f"- OpenMP wait policy (both tilejit and the peer): {h.get('omp_wait_policy', 'default')}\n"
     out += f"- commit `{doc['commit']}` (tilejit {doc['version']}), run {doc['date']}, "
     out += f"{doc['duration_s']:.0f} s in all"
     if doc["options"]["quick"]:

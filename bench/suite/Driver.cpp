@@ -46,6 +46,11 @@ std::string cpuField(const std::string &key) {
   return "";
 }
 
+std::string envOr(const char *name, const char *fallback) {
+  const char *v = std::getenv(name);
+  return v ? v : fallback;
+}
+
 json loadAverage() {
   double l[3] = {0, 0, 0};
   if (::getloadavg(l, 3) != 3)
@@ -74,7 +79,8 @@ json hostInfo(int threads, const Limits &limits) {
           {"llc_bytes", limits.llcBytes},
           {"memory_bytes",
            static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE))},
-          {"kernel", std::string(u.sysname) + " " + u.release}};
+          {"kernel", std::string(u.sysname) + " " + u.release},
+          {"omp_wait_policy", envOr("OMP_WAIT_POLICY", "default")}};
 }
 
 json caseJson(const Result &r) {

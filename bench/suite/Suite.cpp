@@ -172,13 +172,15 @@ void Context::measure(Result &r, const Call &gen, const Call &twin, bool withPee
   const Limits::Bandwidth &bw = bandwidthAt(static_cast<size_t>(r.workingSetBytes));
   r.readGBs = r.inCache ? bw.warmReadGBs : bw.readGBs;
   r.copyGBs = bw.copyGBs;
-  // Bytes against the bandwidth measured next to the calls where there is
-  // one (the flush reads from memory), else against the run's measurement.
+  // Bytes against the bandwidth at the working-set size, from memory (or
+  // warm, for in-cache cases): the best of its passes in this run. The
+  // flush reads next to the calls give the drift (read_GBs_paired), not the
+  // limit: they read a buffer larger than the cache, not the working set.
   double memBound = 0;
   if (r.bound == Bound::Copy)
     memBound = r.bytes / (r.copyGBs * 1e9);
   else if (r.bytes > 0)
-    memBound = r.bytes / ((r.inCache || r.readGBsPaired <= 0 ? r.readGBs : r.readGBsPaired) * 1e9);
+    memBound = r.bytes / (r.readGBs * 1e9);
   const double peak = r.peakGflops;
   const double flopBound = peak > 0 && r.flops > 0 ? r.flops / (peak * 1e9) : 0;
   r.boundSeconds = std::max(memBound, flopBound);
