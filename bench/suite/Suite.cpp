@@ -172,10 +172,12 @@ void Context::measure(Result &r, const Call &gen, const Call &twin, bool withPee
   const Limits::Bandwidth &bw = bandwidthAt(static_cast<size_t>(r.workingSetBytes));
   r.readGBs = r.inCache ? bw.warmReadGBs : bw.readGBs;
   r.copyGBs = bw.copyGBs;
-  // Bytes against the bandwidth at the working-set size, from memory (or
-  // warm, for in-cache cases): the best of its passes in this run. The
-  // flush reads next to the calls give the drift (read_GBs_paired), not the
-  // limit: they read a buffer larger than the cache, not the working set.
+  // Bytes against the read bandwidth from memory: the higher of the
+  // bandwidth at the working-set size (the best of its passes in this run)
+  // and that of the flush reads next to the calls (their median), since a
+  // limit is the most the machine was seen to do; warm for in-cache cases.
+  if (!r.inCache)
+    r.readGBs = std::max(r.readGBs, r.readGBsPaired);
   double memBound = 0;
   if (r.bound == Bound::Copy)
     memBound = r.bytes / (r.copyGBs * 1e9);

@@ -21,9 +21,10 @@
 ///     separate buffer of the working set's size;
 ///   - times are medians; ratios are medians of the per-sample ratios;
 ///   - the roofline bound is max(bytes / bandwidth, FLOPs / peak) with the
-///     limits of this host measured in the run (the read or copy bandwidth
-///     at the case's working-set size from memory, best of a few passes each
-///     after a flush; warm for in-cache cases); a fraction of it is given
+///     limits of this host measured in the run (the copy bandwidth at the
+///     case's working-set size from memory, the best of a few passes each
+///     after a flush; the read bandwidth likewise, or that of the flush
+///     reads where higher; warm for in-cache cases); a fraction is given
 ///     only for cases whose time is set by those limits (not decode-sized
 ///     calls, which report microseconds per call and calls per second).
 ///
