@@ -154,7 +154,7 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
       r, [&] { (void)ops::flashAttentionScoreGrad(data.args()); },
       twinOk ? bench::Call([&] { (void)ops::flashAttentionScoreGradHandwritten(data.args()); })
              : bench::Call(),
-      true, ctx.options().quick ? 2 : 5);
+      true, ctx.options().quick ? 2 : 3);
   if (!twinOk)
     r.twinNote = "the twin does not cover this call (or this host)";
   return r;
