@@ -1,4 +1,5 @@
-//===- BenchMain.cpp - Google Benchmark entry point ------------------------===//
+//===- BenchMain.cpp - Google Benchmark entry point
+//------------------------===//
 //
 // Every case of the suite (bench/suite) becomes one benchmark of one
 // iteration whose counters are what the case measured; the sample kernels
@@ -55,7 +56,8 @@ void runOne(benchmark::State &state, const bench::Case &c) {
 
 int main(int argc, char **argv) {
   for (const bench::Case &c : bench::registry())
-    benchmark::RegisterBenchmark(c.name.c_str(), [&c](benchmark::State &s) { runOne(s, c); })
+    benchmark::RegisterBenchmark(c.name.c_str(),
+                                 [&c](benchmark::State &s) { runOne(s, c); })
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);

@@ -29,7 +29,8 @@ using bench::Result;
 
 namespace {
 
-const jit::Specialization kAttention = {{"T", "f16"}, {"D", "128"}, {"G", "4"}, {"CAUSAL", "true"}};
+const jit::Specialization kAttention = {
+    {"T", "f16"}, {"D", "128"}, {"G", "4"}, {"CAUSAL", "true"}};
 
 const jit::KernelSource &attentionSource() {
   return ops::embeddedKernel("ops/samples/flash_attention.tile");
@@ -83,7 +84,8 @@ Result coldCompile(Context &ctx) {
 Result diskHit(Context &ctx) {
   jit::Compiler &c = jit::Compiler::instance();
   std::string dir =
-      (std::filesystem::temp_directory_path() / "tilejit-bench-cache-XXXXXX").string();
+      (std::filesystem::temp_directory_path() / "tilejit-bench-cache-XXXXXX")
+          .string();
   Result r;
   r.bound = Bound::Latency;
   r.inCache = true;
@@ -92,9 +94,11 @@ Result diskHit(Context &ctx) {
     return r;
   }
   jit::DiskCache saved = c.diskCache();
-  c.setDiskCache(jit::DiskCache(dir, jit::DiskCache::Mode::ReadWrite, uint64_t(1) << 30));
+  c.setDiskCache(
+      jit::DiskCache(dir, jit::DiskCache::Mode::ReadWrite, uint64_t(1) << 30));
   c.clearMemoryCache();
-  auto first = c.get(attentionSource(), "attn", kAttention); // compiles and publishes
+  auto first =
+      c.get(attentionSource(), "attn", kAttention); // compiles and publishes
   if (!first) {
     r.error = llvm::toString(first.takeError());
   } else {
@@ -134,7 +138,8 @@ template <typename F> void perCall(Context &ctx, Result &r, int batch, F &&f) {
       },
       {}, false, ctx.options().quick ? 5 : 21);
   r.genSeconds /= batch;
-  r.note = "per call: the median of batches of " + std::to_string(batch) + " back to back";
+  r.note = "per call: the median of batches of " + std::to_string(batch) +
+           " back to back";
 }
 
 /// An in-process hit with a key made earlier (the operator hot path).
@@ -165,8 +170,10 @@ Result memoryHit(Context &ctx) {
 /// The argument list of a one-program flash-attention launch (1 query row,
 /// 16 keys): small enough that the call is the fixed cost.
 struct TinyAttention {
-  std::vector<uint16_t> q = std::vector<uint16_t>(4 * 128), k = std::vector<uint16_t>(16 * 128),
-                        v = std::vector<uint16_t>(16 * 128), o = std::vector<uint16_t>(4 * 128);
+  std::vector<uint16_t> q = std::vector<uint16_t>(4 * 128),
+                        k = std::vector<uint16_t>(16 * 128),
+                        v = std::vector<uint16_t>(16 * 128),
+                        o = std::vector<uint16_t>(4 * 128);
   rt::ArgPack pack() {
     using rt::ElemType;
     rt::ArgPack a;
@@ -208,7 +215,8 @@ Result launchCheck(Context &ctx) {
 /// a call from the host.
 Result hitAndLaunch(Context &ctx) {
   jit::Compiler &c = jit::Compiler::instance();
-  const jit::KernelSource &src = ops::embeddedKernel("ops/samples/elementwise.tile");
+  const jit::KernelSource &src =
+      ops::embeddedKernel("ops/samples/elementwise.tile");
   Result r;
   auto key = c.makeKey(src, "axpby", {{"T", "f32"}});
   if (!key) {
@@ -235,12 +243,15 @@ Result hitAndLaunch(Context &ctx) {
 }
 
 // Registration order is the report's order.
-bench::Registrar r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal", "compile", coldCompile);
-bench::Registrar r1("compile/disk-hit/flash-attention-fwd/f16-D128-G4-causal", "compile", diskHit);
-bench::Registrar r2("compile/memory-hit/flash-attention-fwd/f16-D128-G4-causal", "compile",
-                    memoryHit);
-bench::Registrar r3("compile/launch-check/flash-attention-fwd/f16-B1-S16", "compile",
-                    launchCheck);
-bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile", hitAndLaunch);
+bench::Registrar r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", coldCompile);
+bench::Registrar r1("compile/disk-hit/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", diskHit);
+bench::Registrar r2("compile/memory-hit/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", memoryHit);
+bench::Registrar r3("compile/launch-check/flash-attention-fwd/f16-B1-S16",
+                    "compile", launchCheck);
+bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile",
+                    hitAndLaunch);
 
 } // namespace

@@ -1,4 +1,5 @@
-//===- Driver.cpp - `tilejit bench`: every case, one JSON document, a report ===//
+//===- Driver.cpp - `tilejit bench`: every case, one JSON document, a report
+//===//
 #include "Driver.h"
 
 #include "MachineLimits.h"
@@ -67,8 +68,9 @@ json hostInfo(int threads, const Limits &limits) {
   json flags = json::array();
   std::istringstream all(cpuField("flags"));
   for (std::string f; all >> f;)
-    for (const char *want : {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_fp16",
-                             "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"})
+    for (const char *want :
+         {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_fp16",
+          "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"})
       if (f == want)
         flags.push_back(f);
   return {{"name", name},
@@ -77,8 +79,8 @@ json hostInfo(int threads, const Limits &limits) {
           {"cores", static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))},
           {"threads", threads},
           {"llc_bytes", limits.llcBytes},
-          {"memory_bytes",
-           static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE))},
+          {"memory_bytes", static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                               static_cast<double>(::sysconf(_SC_PAGESIZE))},
           {"kernel", std::string(u.sysname) + " " + u.release},
           {"omp_wait_policy", envOr("OMP_WAIT_POLICY", "default")}};
 }
@@ -100,13 +102,17 @@ json caseJson(const Result &r) {
             {"note", r.note},
             {"twin_note", r.twinNote},
             {"peer_note", r.peerNote},
-            {"peer_max_abs_diff", r.peerMaxAbsDiff >= 0 ? json(r.peerMaxAbsDiff) : json(nullptr)},
+            {"peer_max_abs_diff",
+             r.peerMaxAbsDiff >= 0 ? json(r.peerMaxAbsDiff) : json(nullptr)},
             {"error", r.error.empty() ? json(nullptr) : json(r.error)}};
   const bool timed = r.genSeconds > 0;
-  const bool roofline = r.bound == Bound::Read || r.bound == Bound::Copy || r.bound == Bound::Compute;
-  c["GBs"] = timed && r.bytes > 0 && r.bound != Bound::Compile ? json(r.bytes / r.genSeconds / 1e9)
-                                                               : json(nullptr);
-  c["GFLOPs"] = timed && r.flops > 0 ? json(r.flops / r.genSeconds / 1e9) : json(nullptr);
+  const bool roofline = r.bound == Bound::Read || r.bound == Bound::Copy ||
+                        r.bound == Bound::Compute;
+  c["GBs"] = timed && r.bytes > 0 && r.bound != Bound::Compile
+                 ? json(r.bytes / r.genSeconds / 1e9)
+                 : json(nullptr);
+  c["GFLOPs"] =
+      timed && r.flops > 0 ? json(r.flops / r.genSeconds / 1e9) : json(nullptr);
   c["us_per_call"] = timed ? json(r.genSeconds * 1e6) : json(nullptr);
   c["calls_per_s"] = timed ? json(1.0 / r.genSeconds) : json(nullptr);
   c["read_GBs"] = orNull(r.readGBs);
@@ -137,17 +143,20 @@ std::string humanSeconds(double s) {
 }
 
 void progress(size_t i, size_t n, const Result &r, double wall) {
-  std::string line = "[" + std::to_string(i) + "/" + std::to_string(n) + "] " + r.name + "  ";
+  std::string line =
+      "[" + std::to_string(i) + "/" + std::to_string(n) + "] " + r.name + "  ";
   char buf[96];
   if (!r.error.empty()) {
     line += "error: " + r.error;
   } else {
     line += humanSeconds(r.genSeconds);
     if (r.bound == Bound::Compute && r.genSeconds > 0) {
-      std::snprintf(buf, sizeof buf, "  %.1f GFLOP/s", r.flops / r.genSeconds / 1e9);
+      std::snprintf(buf, sizeof buf, "  %.1f GFLOP/s",
+                    r.flops / r.genSeconds / 1e9);
       line += buf;
     } else if (r.bound == Bound::Read || r.bound == Bound::Copy) {
-      std::snprintf(buf, sizeof buf, "  %.1f GB/s", r.bytes / r.genSeconds / 1e9);
+      std::snprintf(buf, sizeof buf, "  %.1f GB/s",
+                    r.bytes / r.genSeconds / 1e9);
       line += buf;
     }
     if (r.ofBound > 0) {
@@ -202,7 +211,8 @@ int runBenchCommand(const DriverArgs &given) {
   // Debian's interpreter (where python3-torch and python3-matplotlib live)
   // rather than whichever python3 comes first on the PATH.
   if (args.python.empty())
-    args.python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    args.python =
+        fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   std::regex filter;
   try {
     filter = std::regex(args.filter.empty() ? std::string(".") : args.filter);
@@ -217,11 +227,14 @@ int runBenchCommand(const DriverArgs &given) {
   // The report's order: operators as below, each file's cases as it
   // registers them (static registration runs in link order).
   auto rank = [](const Case *c) {
-    static const char *order[] = {"ifa", "nsa", "scatter", "gather", "fag", "compile"};
-    return std::find(std::begin(order), std::end(order), c->op) - std::begin(order);
+    static const char *order[] = {"ifa",    "nsa", "scatter",
+                                  "gather", "fag", "compile"};
+    return std::find(std::begin(order), std::end(order), c->op) -
+           std::begin(order);
   };
-  std::stable_sort(cases.begin(), cases.end(),
-                   [&](const Case *a, const Case *b) { return rank(a) < rank(b); });
+  std::stable_sort(
+      cases.begin(), cases.end(),
+      [&](const Case *a, const Case *b) { return rank(a) < rank(b); });
   if (args.list) {
     for (const Case *c : cases)
       std::cout << c->name << "\n";
@@ -243,13 +256,17 @@ int runBenchCommand(const DriverArgs &given) {
   // The peer: PyTorch, where it imports.
   Peer peer;
   json peerJson = {{"installed", false}};
-  const bool wantsPeer = !args.noPeer && std::any_of(cases.begin(), cases.end(), [](const Case *c) {
-    return c->op == "ifa" || c->op == "scatter" || c->op == "gather" || c->op == "fag";
-  });
+  const bool wantsPeer =
+      !args.noPeer &&
+      std::any_of(cases.begin(), cases.end(), [](const Case *c) {
+        return c->op == "ifa" || c->op == "scatter" || c->op == "gather" ||
+               c->op == "fag";
+      });
   if (wantsPeer) {
     const fs::path script = scriptDir() / "peer" / "torch_peer.py";
     if (!fs::exists(script)) {
-      peerJson["note"] = "peer not installed (no " + script.filename().string() + ")";
+      peerJson["note"] =
+          "peer not installed (no " + script.filename().string() + ")";
     } else if (!peer.start(args.python, script.string(), threads)) {
       peerJson["note"] = "peer not installed: " + peer.error();
     } else {
@@ -258,10 +275,12 @@ int runBenchCommand(const DriverArgs &given) {
       peerJson.erase("ok");
     }
   } else {
-    peerJson["note"] = args.noPeer ? "peer not run (--no-peer)" : "no case has a peer";
+    peerJson["note"] =
+        args.noPeer ? "peer not run (--no-peer)" : "no case has a peer";
   }
   if (!peerJson["installed"].get<bool>())
-    std::cerr << "tilejit bench: " << peerJson["note"].get<std::string>() << std::endl;
+    std::cerr << "tilejit bench: " << peerJson["note"].get<std::string>()
+              << std::endl;
 
   Options opts;
   opts.quick = args.quick;
@@ -275,7 +294,8 @@ int runBenchCommand(const DriverArgs &given) {
     const auto t0 = std::chrono::steady_clock::now();
     Result r = runCase(*cases[i], ctx);
     const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     failed += !r.error.empty();
     progress(i + 1, cases.size(), r, wall);
     results.push_back(caseJson(r));
@@ -290,34 +310,38 @@ int runBenchCommand(const DriverArgs &given) {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  json doc = {
-      {"schema", 1},
-      {"tool", "tilejit bench"},
-      {"version", args.version},
-      {"commit", args.commit},
-      {"date", date},
-      {"host", hostInfo(threads, limits)},
-      {"options", {{"quick", args.quick}, {"samples", ctx.samples()}, {"filter", args.filter}}},
-      {"load_average_start", loadStart},
-      {"load_average_end", loadAverage()},
-      {"duration_s",
-       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
-      {"limits",
-       {{"threads", limits.threads},
-        {"fma_GFLOPs", limits.fmaGflops},
-        {"bf16_dot_GFLOPs", orNull(limits.bf16DotGflops)},
-        {"amx_bf16_GFLOPs", orNull(limits.amxGflops)},
-        {"llc_bytes", limits.llcBytes},
-        {"flush_bytes", limits.flushBytes},
-        {"bandwidth", bw}}},
-      {"peer", peerJson},
-      {"cases", results}};
+  json doc = {{"schema", 1},
+              {"tool", "tilejit bench"},
+              {"version", args.version},
+              {"commit", args.commit},
+              {"date", date},
+              {"host", hostInfo(threads, limits)},
+              {"options",
+               {{"quick", args.quick},
+                {"samples", ctx.samples()},
+                {"filter", args.filter}}},
+              {"load_average_start", loadStart},
+              {"load_average_end", loadAverage()},
+              {"duration_s", std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count()},
+              {"limits",
+               {{"threads", limits.threads},
+                {"fma_GFLOPs", limits.fmaGflops},
+                {"bf16_dot_GFLOPs", orNull(limits.bf16DotGflops)},
+                {"amx_bf16_GFLOPs", orNull(limits.amxGflops)},
+                {"llc_bytes", limits.llcBytes},
+                {"flush_bytes", limits.flushBytes},
+                {"bandwidth", bw}}},
+              {"peer", peerJson},
+              {"cases", results}};
 
   std::string jsonPath = args.jsonPath;
   if (!args.reportDir.empty() && (jsonPath.empty() || jsonPath == "-")) {
     fs::create_directories(args.reportDir);
     std::string host = doc["host"]["name"];
-    jsonPath = (fs::path(args.reportDir) / (host + "-" + args.commit + ".json")).string();
+    jsonPath = (fs::path(args.reportDir) / (host + "-" + args.commit + ".json"))
+                   .string();
   }
   if (jsonPath.empty() || jsonPath == "-") {
     std::cout << doc.dump(2) << "\n";
@@ -332,10 +356,11 @@ int runBenchCommand(const DriverArgs &given) {
   }
   if (!args.reportDir.empty()) {
     const fs::path script = scriptDir() / "report" / "make_report.py";
-    const int rc = runProcess({args.python, script.string(), jsonPath, args.reportDir});
+    const int rc =
+        runProcess({args.python, script.string(), jsonPath, args.reportDir});
     if (rc != 0) {
-      std::cerr << "tilejit bench: the report failed (" << script.string() << ", status " << rc
-                << ")\n";
+      std::cerr << "tilejit bench: the report failed (" << script.string()
+                << ", status " << rc << ")\n";
       return 1;
     }
   }

@@ -1,4 +1,5 @@
-//===- Driver.h - `tilejit bench`: every case, one JSON document, a report -*- C++ -*-===//
+//===- Driver.h - `tilejit bench`: every case, one JSON document, a report -*-
+//C++ -*-===//
 ///
 /// \file
 /// Runs the suite's cases (those whose name matches a filter): the machine's
@@ -17,9 +18,9 @@
 namespace tilejit::bench {
 
 struct DriverArgs {
-  std::string filter;    ///< ECMAScript regex searched in case names; empty: all
-  std::string jsonPath;  ///< where the document goes ("-" or empty: stdout
-                         ///< unless a report is made)
+  std::string filter;   ///< ECMAScript regex searched in case names; empty: all
+  std::string jsonPath; ///< where the document goes ("-" or empty: stdout
+                        ///< unless a report is made)
   std::string reportDir; ///< make the report here (empty: none)
   std::string python;    ///< the interpreter for the peer and the report
                          ///< (empty: /usr/bin/python3 where present)

@@ -45,7 +45,8 @@ fag::Config shapeConfig(int64_t shape, DataType t) {
   c.n1 = 8;
   c.n2 = shape == 3 ? 2 : 8;
   c.d = 128;
-  c.seqQ = c.seqKv = shape == 2 ? std::vector<int64_t>{8192} : std::vector<int64_t>(4, 1024);
+  c.seqQ = c.seqKv =
+      shape == 2 ? std::vector<int64_t>{8192} : std::vector<int64_t>(4, 1024);
   if (shape != 0) {
     c.mask = fag::MaskForm::Compressed;
     c.sparseMode = shape == 2 ? 4 : 3;
@@ -56,9 +57,9 @@ fag::Config shapeConfig(int64_t shape, DataType t) {
 }
 
 const char *shapeName(int64_t shape) {
-  static const char *names[] = {"full/T4x1024-N8-D128/tnd", "causal/T4x1024-N8-D128/tnd",
-                                "band/T8192-N8-D128-W1024/tnd",
-                                "causal-gqa/T4x1024-N8-KV2-D128/tnd"};
+  static const char *names[] = {
+      "full/T4x1024-N8-D128/tnd", "causal/T4x1024-N8-D128/tnd",
+      "band/T8192-N8-D128-W1024/tnd", "causal-gqa/T4x1024-N8-KV2-D128/tnd"};
   return names[shape];
 }
 
@@ -76,11 +77,13 @@ double usefulFlops(const fag::Data &data) {
         kept += static_cast<double>(sq);
         continue;
       }
-      const int64_t lo = std::max<int64_t>(0, j - band.hi), hi = std::min(sq - 1, j - band.lo);
+      const int64_t lo = std::max<int64_t>(0, j - band.hi),
+                    hi = std::min(sq - 1, j - band.lo);
       kept += static_cast<double>(std::max<int64_t>(0, hi - lo + 1));
     }
   }
-  return kept * static_cast<double>(p.n1) * 5.0 * 2.0 * static_cast<double>(p.d);
+  return kept * static_cast<double>(p.n1) * 5.0 * 2.0 *
+         static_cast<double>(p.d);
 }
 
 using bench::Bound;
@@ -102,18 +105,19 @@ void setupPeer(Context &ctx, fag::Data &data, int64_t shape, Result &r) {
   auto put = [&](const char *name, const runtime::TensorView *v) {
     return peer->writeInput(name, v->data, viewBytes(*v));
   };
-  nlohmann::json spec = {{"case", "fag"},
-                         {"dtype", a.query->dtype == DataType::BFloat16 ? "bf16" : "f32"},
-                         {"seq", data.config().seqQ},
-                         {"n", data.config().n1},
-                         {"d", data.config().d},
-                         {"causal", shape == 1},
-                         {"scale", a.scaleValue},
-                         {"q", put("q", a.query)},
-                         {"k", put("k", a.keyIn)},
-                         {"v", put("v", a.value)},
-                         {"dy", put("dy", a.dy)},
-                         {"expect_dq", put("dq", a.dqOut)}};
+  nlohmann::json spec = {
+      {"case", "fag"},
+      {"dtype", a.query->dtype == DataType::BFloat16 ? "bf16" : "f32"},
+      {"seq", data.config().seqQ},
+      {"n", data.config().n1},
+      {"d", data.config().d},
+      {"causal", shape == 1},
+      {"scale", a.scaleValue},
+      {"q", put("q", a.query)},
+      {"k", put("k", a.keyIn)},
+      {"v", put("v", a.value)},
+      {"dy", put("dy", a.dy)},
+      {"expect_dq", put("dq", a.dqOut)}};
   if (peer->setup(spec)) {
     r.peerNote = peer->lastAnswer().value("note", "");
     r.peerMaxAbsDiff = peer->lastAnswer().value("max_abs_diff", -1.0);
@@ -143,7 +147,8 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
     r.peakName = "vdpbf16ps";
   }
   const auto &a = data.args();
-  for (const runtime::TensorView *v : {a.query, a.keyIn, a.value, a.dy, a.dqOut, a.dkOut, a.dvOut})
+  for (const runtime::TensorView *v :
+       {a.query, a.keyIn, a.value, a.dy, a.dqOut, a.dkOut, a.dvOut})
     r.bytes += static_cast<double>(viewBytes(*v));
   r.workingSetBytes = r.bytes;
   const bool twinOk = ops::flashAttentionScoreGradHandwritten(data.args());
@@ -152,7 +157,9 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
   setupPeer(ctx, data, shape, r);
   ctx.measure(
       r, [&] { (void)ops::flashAttentionScoreGrad(data.args()); },
-      twinOk ? bench::Call([&] { (void)ops::flashAttentionScoreGradHandwritten(data.args()); })
+      twinOk ? bench::Call([&] {
+        (void)ops::flashAttentionScoreGradHandwritten(data.args());
+      })
              : bench::Call(),
       true, ctx.options().quick ? 2 : 3);
   if (!twinOk)
@@ -161,22 +168,27 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
 }
 
 std::string caseName(int64_t shape, DataType t) {
-  return std::string("fag/") + shapeName(shape) + (t == DataType::Float ? "/f32" : "/bf16");
+  return std::string("fag/") + shapeName(shape) +
+         (t == DataType::Float ? "/f32" : "/bf16");
 }
 
 // Registration order is the report's order.
-bench::Registrar r0(caseName(0, DataType::BFloat16), "fag",
-                    [](Context &c) { return runFag(c, 0, DataType::BFloat16); });
-bench::Registrar r1(caseName(1, DataType::BFloat16), "fag",
-                    [](Context &c) { return runFag(c, 1, DataType::BFloat16); });
+bench::Registrar r0(caseName(0, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 0, DataType::BFloat16);
+});
+bench::Registrar r1(caseName(1, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 1, DataType::BFloat16);
+});
 bench::Registrar r2(caseName(0, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 0, DataType::Float); });
 bench::Registrar r3(caseName(1, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 1, DataType::Float); });
-bench::Registrar r4(caseName(2, DataType::BFloat16), "fag",
-                    [](Context &c) { return runFag(c, 2, DataType::BFloat16); });
-bench::Registrar r5(caseName(3, DataType::BFloat16), "fag",
-                    [](Context &c) { return runFag(c, 3, DataType::BFloat16); });
+bench::Registrar r4(caseName(2, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 2, DataType::BFloat16);
+});
+bench::Registrar r5(caseName(3, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 3, DataType::BFloat16);
+});
 bench::Registrar r6(caseName(2, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 2, DataType::Float); });
 bench::Registrar r7(caseName(3, DataType::Float), "fag",

@@ -9,6 +9,7 @@
 // (Norm): PyTorch's index_select of the rows the block table names.
 //
 //===----------------------------------------------------------------------===//
+#include "HostOverhead.h"
 #include "MachineLimits.h"
 #include "Peer.h"
 #include "Suite.h"
@@ -73,7 +74,8 @@ struct Problem {
                                        : std::vector<int64_t>{tokens, heads, d};
     views[0] = runtime::contiguousView(keyCache.data(), dtype, cacheShape, f);
     views[1] = runtime::contiguousView(valueCache.data(), dtype, cacheShape, f);
-    views[2] = runtime::contiguousView(table.data(), DataType::Int32, {batches, width});
+    views[2] = runtime::contiguousView(table.data(), DataType::Int32,
+                                       {batches, width});
     views[3] = runtime::contiguousView(lens.data(), DataType::Int32, {batches});
     views[4] = runtime::contiguousView(keyOut.data(), dtype, outShape);
     views[5] = runtime::contiguousView(valueOut.data(), dtype, outShape);
@@ -103,12 +105,19 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
   std::vector<int64_t> rows;
   for (int64_t b = 0; b < p.batches; ++b)
     for (int64_t i = 0; i < p.lens[static_cast<size_t>(b)]; ++i)
-      rows.push_back(p.table[static_cast<size_t>(b * p.width + i / p.bs)] * p.bs + i % p.bs);
+      rows.push_back(p.table[static_cast<size_t>(b * p.width + i / p.bs)] *
+                         p.bs +
+                     i % p.bs);
   nlohmann::json spec = {
-      {"case", "gather"}, {"dtype", "f16"}, {"rows", p.blocks * p.bs}, {"row", p.heads * p.d},
+      {"case", "gather"},
+      {"dtype", "f16"},
+      {"rows", p.blocks * p.bs},
+      {"row", p.heads * p.d},
       {"tokens", p.tokens},
-      {"key_cache", peer->writeInput("kc", p.keyCache.data(), p.keyCache.size())},
-      {"value_cache", peer->writeInput("vc", p.valueCache.data(), p.valueCache.size())},
+      {"key_cache",
+       peer->writeInput("kc", p.keyCache.data(), p.keyCache.size())},
+      {"value_cache",
+       peer->writeInput("vc", p.valueCache.data(), p.valueCache.size())},
       {"index", peer->writeInput("index", rows.data(), rows.size() * 8)}};
   if (peer->setup(spec))
     r.peerNote = peer->lastAnswer().value("note", "");
@@ -128,50 +137,32 @@ Result runGather(Context &ctx, Problem &p, bool decode) {
   r.workingSetBytes = r.bytes / 2;
   setupPeer(ctx, p, r);
   ctx.measure(
-      r, [&] { (void)exec.run({}); }, [&] { ops::gatherPaKvCacheHandwritten(p.args); }, true);
+      r, [&] { (void)exec.run({}); },
+      [&] { ops::gatherPaKvCacheHandwritten(p.args); }, true);
   return r;
 }
 
-/// Host overhead of a call through the C API: aclTensors made once; each
-/// call runs phase 1 (validation, kernel lookup, argument packing) and
-/// phase 2 on the default stream (the launch, run inline), back to back.
+/// Host overhead of a call through the C API (bench::hostOverheadCase).
 /// `tiny`: one token of 16 f16 elements, so the time is nearly all host
 /// overhead; else the decode-sized call (8 requests of one token).
 Result runHostOverhead(Context &ctx, bool tiny) {
-  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128, tiny ? 1 : 8,
-            tiny ? 1 : 8);
-  auto tensor = [](const TensorView &v) {
-    std::vector<int64_t> storage{v.storageShape[0]};
-    return aclCreateTensor(v.shape.data(), v.shape.size(), static_cast<aclDataType>(v.dtype),
-                           v.strides.data(), 0, static_cast<aclFormat>(v.format),
-                           storage.data(), 1, v.data);
-  };
-  aclTensor *t[6];
-  for (int i = 0; i < 6; ++i)
-    t[i] = tensor(p.views[i]);
+  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128,
+            tiny ? 1 : 8, tiny ? 1 : 8);
   char mode[] = "Norm";
-  auto call = [&] {
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    int rc = aclnnGatherPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], nullptr,
-                                                  mode, false, &ws, &exec);
-    if (rc == 0)
-      rc = aclnnGatherPaKvCache(nullptr, 0, exec, nullptr);
-    return rc;
-  };
-  Result r;
-  r.bound = Bound::Latency;
-  r.inCache = true;
-  r.bytes = p.bytesMoved();
-  r.workingSetBytes = r.bytes;
-  if (call() != 0)
-    r.error = aclGetRecentErrMsg();
-  else
-    ctx.measure(r, [&] { (void)call(); }, {}, false, ctx.options().quick ? 21 : 201);
-  r.note = "whole call through the C API (phase 1 + 2), back to back";
-  for (aclTensor *x : t)
-    aclDestroyTensor(x);
-  return r;
+  return bench::hostOverheadCase(
+      ctx,
+      {&p.views[0], &p.views[1], &p.views[2], &p.views[3], &p.views[4],
+       &p.views[5]},
+      p.bytesMoved(), [&](aclTensor *const *t) {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        int rc = aclnnGatherPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3],
+                                                      t[4], t[5], nullptr, mode,
+                                                      false, &ws, &exec);
+        if (rc == 0)
+          rc = aclnnGatherPaKvCache(nullptr, 0, exec, nullptr);
+        return rc;
+      });
 }
 
 Result prefill(Context &c, bool nz) {
@@ -184,14 +175,15 @@ Result decode(Context &c, bool nz) {
 }
 
 // Registration order is the report's order.
-bench::Registrar r0("gather/prefill/T8192-R16-N8-D128-BS128-256blocks/norm/f16", "gather",
-                    [](Context &c) { return prefill(c, false); });
-bench::Registrar r1("gather/prefill/T8192-R16-N8-D128-BS128-256blocks/pa-nz/f16", "gather",
-                    [](Context &c) { return prefill(c, true); });
-bench::Registrar r2("gather/decode/T8-R8-N8-D128-BS128-256blocks/norm/f16", "gather",
-                    [](Context &c) { return decode(c, false); });
-bench::Registrar r3("gather/decode/T8-R8-N8-D128-BS128-256blocks/pa-nz/f16", "gather",
-                    [](Context &c) { return decode(c, true); });
+bench::Registrar r0("gather/prefill/T8192-R16-N8-D128-BS128-256blocks/norm/f16",
+                    "gather", [](Context &c) { return prefill(c, false); });
+bench::Registrar
+    r1("gather/prefill/T8192-R16-N8-D128-BS128-256blocks/pa-nz/f16", "gather",
+       [](Context &c) { return prefill(c, true); });
+bench::Registrar r2("gather/decode/T8-R8-N8-D128-BS128-256blocks/norm/f16",
+                    "gather", [](Context &c) { return decode(c, false); });
+bench::Registrar r3("gather/decode/T8-R8-N8-D128-BS128-256blocks/pa-nz/f16",
+                    "gather", [](Context &c) { return decode(c, true); });
 bench::Registrar r4("gather/host-overhead/T8-N8-D128/c-api-norm/f16", "gather",
                     [](Context &c) { return runHostOverhead(c, false); });
 bench::Registrar r5("gather/host-overhead/T1-N1-D16/c-api-norm/f16", "gather",

@@ -130,7 +130,8 @@ struct Problem {
     int64_t rows = 0;
     for (int64_t l : asl.values)
       rows += l;
-    return 2.0 * static_cast<double>(rows * nkv * d * runtime::elementSize(kvType));
+    return 2.0 *
+           static_cast<double>(rows * nkv * d * runtime::elementSize(kvType));
   }
 };
 
@@ -157,7 +158,12 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
   nlohmann::json spec = {
       {"case", "ifa"},
       {"dtype", p.qType == DataType::BFloat16 ? "bf16" : "f16"},
-      {"b", p.b}, {"n", p.n}, {"nkv", p.nkv}, {"d", p.d}, {"len", p.len}, {"bs", p.bs},
+      {"b", p.b},
+      {"n", p.n},
+      {"nkv", p.nkv},
+      {"d", p.d},
+      {"len", p.len},
+      {"bs", p.bs},
       {"lens", p.asl.values},
       {"q", peer->writeInput("q", p.q.data(), p.q.size())},
       {"k", peer->writeInput("k", p.k.data(), p.k.size())},
@@ -175,7 +181,8 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
 Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
   DataType q, kv;
   configure(arg, q, kv);
-  Problem p(kind == Kind::Long ? 1 : 8, kind == Kind::Long ? 32768 : 4096, q, kv, headMajor);
+  Problem p(kind == Kind::Long ? 1 : 8, kind == Kind::Long ? 32768 : 4096, q,
+            kv, headMajor);
   Result r;
   if (kind == Kind::Ragged)
     for (size_t i = 0; i < p.asl.values.size(); ++i)
@@ -192,10 +199,11 @@ Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
   }
   r.bound = Bound::Read;
   r.bytes = p.kvBytes();
-  r.workingSetBytes =
-      kind == Kind::InCache
-          ? 2.0 * 16 * static_cast<double>(p.bs * p.nkv * p.d * runtime::elementSize(kv))
-          : r.bytes;
+  r.workingSetBytes = kind == Kind::InCache
+                          ? 2.0 * 16 *
+                                static_cast<double>(p.bs * p.nkv * p.d *
+                                                    runtime::elementSize(kv))
+                          : r.bytes;
   int64_t rows = 0;
   for (int64_t l : p.asl.values)
     rows += l;
@@ -207,8 +215,9 @@ Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
     setupPeer(ctx, p, r);
   ctx.measure(
       r, [&] { (void)ops::increFlashAttentionV4(p.args); },
-      twinOk ? bench::Call([&] { ops::increFlashAttentionV4Handwritten(p.args); })
-             : bench::Call(),
+      twinOk
+          ? bench::Call([&] { ops::increFlashAttentionV4Handwritten(p.args); })
+          : bench::Call(),
       true);
   if (!twinOk)
     r.twinNote = "no hand-written twin for this call";
@@ -229,7 +238,8 @@ Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
 ///   3: as 0, with the prefetches of 2.
 long long readPattern(const Problem &p, int mode, int threads) {
   const int64_t rowBytes = p.nkv * p.d * 2, colBytes = p.d * 2, step = 64,
-                share = step * colBytes, blockBytes = p.bs * rowBytes, perBatch = p.len / p.bs;
+                share = step * colBytes, blockBytes = p.bs * rowBytes,
+                perBatch = p.len / p.bs;
   const bool toL2 = jit::Compiler::instance().prefetchesIntoL2(share);
   long long total = 0;
 #pragma omp parallel reduction(+ : total) num_threads(threads)
@@ -239,7 +249,8 @@ long long readPattern(const Problem &p, int mode, int threads) {
       for (int64_t j = 0; j < p.len; j += step) {
         auto at = [&](const std::vector<unsigned char> &buf, int64_t pos) {
           return reinterpret_cast<const char *>(buf.data()) +
-                 p.table[b * perBatch + pos / p.bs] * blockBytes + (pos % p.bs) * rowBytes;
+                 p.table[b * perBatch + pos / p.bs] * blockBytes +
+                 (pos % p.bs) * rowBytes;
         };
         const bool next = mode >= 2 && j + step < p.len;
         for (int64_t h = 0; h < p.nkv; ++h)
@@ -268,7 +279,8 @@ Result runReadPattern(Context &ctx, int mode) {
   r.bound = Bound::Read;
   r.bytes = r.workingSetBytes = p.kvBytes();
   const int threads = ctx.limits().threads;
-  ctx.measure(r, [&] { patternSink = readPattern(p, mode, threads); }, {}, false);
+  ctx.measure(
+      r, [&] { patternSink = readPattern(p, mode, threads); }, {}, false);
   r.note = "no arithmetic: the limit of the kernel's access pattern";
   return r;
 }
@@ -277,37 +289,61 @@ const std::string kShape = "B8-N32-KV8-D128-L4096";
 
 // Registration order is the report's order.
 bench::Registrar r0("ifa/decode/" + kShape + "/paged-bsh/f16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 0, false); });
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 0, false);
+                    });
 bench::Registrar r1("ifa/decode/" + kShape + "/paged-bsh/bf16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 1, false); });
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 1, false);
+                    });
 bench::Registrar r2("ifa/decode/" + kShape + "/paged-bsh/int8kv-f16q", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 2, false); });
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 2, false);
+                    });
 bench::Registrar r3("ifa/decode/" + kShape + "/paged-bnsd/f16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 0, true); });
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 0, true);
+                    });
 bench::Registrar r4("ifa/decode/" + kShape + "/paged-bnsd/bf16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 1, true); });
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 1, true);
+                    });
 bench::Registrar r5("ifa/decode/" + kShape + "/paged-bnsd/int8kv-f16q", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Decode, 2, true); });
-bench::Registrar r6("ifa/decode-ragged/B8-N32-KV8-D128-L4096-37i/paged-bsh/f16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Ragged, 0, false); });
-bench::Registrar r7("ifa/decode-ragged/B8-N32-KV8-D128-L4096-37i/paged-bsh/bf16", "ifa",
-                    [](Context &c) { return runIfa(c, Kind::Ragged, 1, false); });
-bench::Registrar r8("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/f16", "ifa",
+                    [](Context &c) {
+                      return runIfa(c, Kind::Decode, 2, true);
+                    });
+bench::Registrar r6("ifa/decode-ragged/B8-N32-KV8-D128-L4096-37i/paged-bsh/f16",
+                    "ifa", [](Context &c) {
+                      return runIfa(c, Kind::Ragged, 0, false);
+                    });
+bench::Registrar
+    r7("ifa/decode-ragged/B8-N32-KV8-D128-L4096-37i/paged-bsh/bf16", "ifa",
+       [](Context &c) { return runIfa(c, Kind::Ragged, 1, false); });
+bench::Registrar r8("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/f16",
+                    "ifa",
                     [](Context &c) { return runIfa(c, Kind::Long, 0, false); });
-bench::Registrar r9("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/bf16", "ifa",
+bench::Registrar r9("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/bf16",
+                    "ifa",
                     [](Context &c) { return runIfa(c, Kind::Long, 1, false); });
-bench::Registrar r10("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/int8kv-f16q", "ifa",
-                     [](Context &c) { return runIfa(c, Kind::Long, 2, false); });
-bench::Registrar r11("ifa/decode-in-llc/" + kShape + "-16blocks/paged-bsh/f16", "ifa",
-                     [](Context &c) { return runIfa(c, Kind::InCache, 0, false); });
-bench::Registrar r12("ifa/decode-in-llc/" + kShape + "-16blocks/paged-bsh/bf16", "ifa",
-                     [](Context &c) { return runIfa(c, Kind::InCache, 1, false); });
+bench::Registrar
+    r10("ifa/decode-long/B1-N32-KV8-D128-L32768/paged-bsh/int8kv-f16q", "ifa",
+        [](Context &c) { return runIfa(c, Kind::Long, 2, false); });
+bench::Registrar r11("ifa/decode-in-llc/" + kShape + "-16blocks/paged-bsh/f16",
+                     "ifa", [](Context &c) {
+                       return runIfa(c, Kind::InCache, 0, false);
+                     });
+bench::Registrar r12("ifa/decode-in-llc/" + kShape + "-16blocks/paged-bsh/bf16",
+                     "ifa", [](Context &c) {
+                       return runIfa(c, Kind::InCache, 1, false);
+                     });
 bench::Registrar r13("ifa/read-pattern/" + kShape + "/head-shares/f16", "ifa",
                      [](Context &c) { return runReadPattern(c, 0); });
 bench::Registrar r14("ifa/read-pattern/" + kShape + "/head-columns/f16", "ifa",
                      [](Context &c) { return runReadPattern(c, 1); });
-bench::Registrar r15("ifa/read-pattern/" + kShape + "/head-columns-prefetched/f16", "ifa",
-                     [](Context &c) { return runReadPattern(c, 2); });
-bench::Registrar r16("ifa/read-pattern/" + kShape + "/head-shares-prefetched/f16", "ifa",
-                     [](Context &c) { return runReadPattern(c, 3); });
+bench::Registrar r15("ifa/read-pattern/" + kShape +
+                         "/head-columns-prefetched/f16",
+                     "ifa", [](Context &c) { return runReadPattern(c, 2); });
+bench::Registrar r16("ifa/read-pattern/" + kShape +
+                         "/head-shares-prefetched/f16",
+                     "ifa", [](Context &c) { return runReadPattern(c, 3); });
 } // namespace

@@ -1,4 +1,5 @@
-//===- MachineLimits.h - The machine's own limits, measured in the run ---*- C++ -*-===//
+//===- MachineLimits.h - The machine's own limits, measured in the run ---*- C++
+//-*-===//
 ///
 /// \file
 /// Benchmarks report ratios against what this machine can do, measured in the
@@ -69,7 +70,8 @@ double readRegionsSeconds(const std::vector<Region> &regions, int threads);
 template <typename F> double seconds(F &&f) {
   auto t = std::chrono::steady_clock::now();
   f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
 }
 
 /// The median of `v` (the upper one of an even count).

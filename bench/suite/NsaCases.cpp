@@ -59,10 +59,12 @@ struct Problem {
     for (int64_t b = 0; b < batch; ++b)
       lens.push_back(160 + 16 * (b % 4));
     lensArray.values = lens;
-    views[0] = runtime::contiguousView(input.data(), t, {blocks, page, heads, d});
+    views[0] =
+        runtime::contiguousView(input.data(), t, {blocks, page, heads, d});
     views[1] = runtime::contiguousView(weight.data(), t, {cbs, heads});
     views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {batch});
-    views[3] = runtime::contiguousView(table.data(), DataType::Int32, {batch, width});
+    views[3] =
+        runtime::contiguousView(table.data(), DataType::Int32, {batch, width});
     views[4] = runtime::contiguousView(out.data(), t, {batch, heads, d});
     args.input = &views[0];
     args.weight = &views[1];
@@ -111,12 +113,20 @@ const std::string kShape = "B64-N32-D128-W32-S16-P128";
 
 // Registration order is the report's order.
 bench::Registrar r0("nsa/decode/" + kShape + "/paged/f16", "nsa",
-                    [](Context &c) { return runNsa(c, DataType::Float16, false); });
+                    [](Context &c) {
+                      return runNsa(c, DataType::Float16, false);
+                    });
 bench::Registrar r1("nsa/decode/" + kShape + "/paged/bf16", "nsa",
-                    [](Context &c) { return runNsa(c, DataType::BFloat16, false); });
+                    [](Context &c) {
+                      return runNsa(c, DataType::BFloat16, false);
+                    });
 bench::Registrar r2("nsa/decode-in-llc/" + kShape + "/paged/f16", "nsa",
-                    [](Context &c) { return runNsa(c, DataType::Float16, true); });
+                    [](Context &c) {
+                      return runNsa(c, DataType::Float16, true);
+                    });
 bench::Registrar r3("nsa/decode-in-llc/" + kShape + "/paged/bf16", "nsa",
-                    [](Context &c) { return runNsa(c, DataType::BFloat16, true); });
+                    [](Context &c) {
+                      return runNsa(c, DataType::BFloat16, true);
+                    });
 
 } // namespace

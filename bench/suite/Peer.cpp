@@ -27,7 +27,8 @@ Peer::~Peer() {
   }
 }
 
-bool Peer::start(const std::string &python, const std::string &script, int threads) {
+bool Peer::start(const std::string &python, const std::string &script,
+                 int threads) {
   int in[2], out[2];
   if (::pipe(in) != 0 || ::pipe(out) != 0) {
     error_ = "pipe: " + std::string(std::strerror(errno));
@@ -53,8 +54,10 @@ bool Peer::start(const std::string &python, const std::string &script, int threa
     const std::string t = std::to_string(threads);
     ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
     ::setenv("OPENBLAS_NUM_THREADS", t.c_str(), 1);
-    ::execlp(python.c_str(), python.c_str(), script.c_str(), static_cast<char *>(nullptr));
-    std::fprintf(stderr, "cannot run %s: %s\n", python.c_str(), std::strerror(errno));
+    ::execlp(python.c_str(), python.c_str(), script.c_str(),
+             static_cast<char *>(nullptr));
+    std::fprintf(stderr, "cannot run %s: %s\n", python.c_str(),
+                 std::strerror(errno));
     ::_exit(127);
   }
   ::close(in[0]);
@@ -63,7 +66,8 @@ bool Peer::start(const std::string &python, const std::string &script, int threa
   to_ = ::fdopen(in[1], "w");
   from_ = ::fdopen(out[0], "r");
   ::signal(SIGPIPE, SIG_IGN);
-  std::string tmpl = (std::filesystem::temp_directory_path() / "tilejit-peer-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "tilejit-peer-XXXXXX").string();
   if (char *d = ::mkdtemp(tmpl.data()))
     dir_ = d;
   if (!request({{"op", "hello"}, {"threads", threads}})) {
@@ -101,17 +105,20 @@ bool Peer::request(const nlohmann::json &msg) {
   }
   answer_ = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (answer_.is_discarded() || !answer_.value("ok", false)) {
-    error_ = answer_.is_discarded() ? "unreadable answer: " + in
-                                    : answer_.value("error", std::string("failed"));
+    error_ = answer_.is_discarded()
+                 ? "unreadable answer: " + in
+                 : answer_.value("error", std::string("failed"));
     return false;
   }
   return true;
 }
 
-std::string Peer::writeInput(const std::string &name, const void *data, size_t bytes) {
+std::string Peer::writeInput(const std::string &name, const void *data,
+                             size_t bytes) {
   const std::string path = dir_ + "/" + name;
-  std::ofstream(path, std::ios::binary).write(static_cast<const char *>(data),
-                                              static_cast<std::streamsize>(bytes));
+  std::ofstream(path, std::ios::binary)
+      .write(static_cast<const char *>(data),
+             static_cast<std::streamsize>(bytes));
   return path;
 }
 

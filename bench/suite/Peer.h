@@ -1,4 +1,5 @@
-//===- Peer.h - PyTorch as a peer, timed alternately with tilejit -*- C++ -*-===//
+//===- Peer.h - PyTorch as a peer, timed alternately with tilejit -*- C++
+//-*-===//
 ///
 /// \file
 /// The peer is a Python process (bench/peer/torch_peer.py) that speaks one
@@ -37,7 +38,8 @@ public:
   const std::string &error() const { return error_; }
 
   /// Writes `bytes` at `data` to a file of the peer's directory; its path.
-  std::string writeInput(const std::string &name, const void *data, size_t bytes);
+  std::string writeInput(const std::string &name, const void *data,
+                         size_t bytes);
   /// Builds the peer's side of a case from `spec`; false (error()) if the
   /// peer cannot express it. The answer's fields are in lastAnswer().
   bool setup(const nlohmann::json &spec);

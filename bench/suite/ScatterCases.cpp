@@ -12,6 +12,7 @@
 // the flattened caches.
 //
 //===----------------------------------------------------------------------===//
+#include "HostOverhead.h"
 #include "MachineLimits.h"
 #include "Peer.h"
 #include "Suite.h"
@@ -33,10 +34,10 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
 using bench::median;
 using bench::seconds;
+using runtime::DataType;
+using runtime::TensorView;
 
 namespace {
 
@@ -71,8 +72,8 @@ struct Problem {
       std::iota(ids.begin(), ids.end(), 0);
       std::shuffle(ids.begin(), ids.end(), std::mt19937(4));
       for (int64_t i = 0; i < tokens; ++i)
-        slots.push_back(
-            static_cast<int32_t>(ids[static_cast<size_t>(i / bs)] * bs + i % bs));
+        slots.push_back(static_cast<int32_t>(
+            ids[static_cast<size_t>(i / bs)] * bs + i % bs));
     } else {
       std::vector<int32_t> all(static_cast<size_t>(blocks * bs));
       std::iota(all.begin(), all.end(), 0);
@@ -151,7 +152,8 @@ struct Problem {
               for (; requested < (c + 1) * lines / strips; ++requested) {
                 const int64_t i =
                     (*next)[static_cast<size_t>(requested / (row / 64))].second;
-                ops::prefetchLines(src + i * row + requested % (row / 64) * 64, 64);
+                ops::prefetchLines(src + i * row + requested % (row / 64) * 64,
+                                   64);
               }
             }
           }
@@ -159,7 +161,6 @@ struct Problem {
       }
     });
   }
-
 };
 
 using bench::Bound;
@@ -171,11 +172,15 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
   if (!peer || p.nz)
     return;
   nlohmann::json spec = {
-      {"case", "scatter"}, {"dtype", "f16"}, {"rows", p.blocks * p.bs}, {"row", p.heads * p.d},
+      {"case", "scatter"},
+      {"dtype", "f16"},
+      {"rows", p.blocks * p.bs},
+      {"row", p.heads * p.d},
       {"tokens", p.tokens},
       {"key", peer->writeInput("key", p.key.data(), p.key.size())},
       {"value", peer->writeInput("value", p.value.data(), p.value.size())},
-      {"cache", peer->writeInput("cache", p.keyCache.data(), p.keyCache.size())},
+      {"cache",
+       peer->writeInput("cache", p.keyCache.data(), p.keyCache.size())},
       {"slots", peer->writeInput("slots", p.slots.data(), p.slots.size() * 4)}};
   if (peer->setup(spec))
     r.peerNote = peer->lastAnswer().value("note", "");
@@ -195,7 +200,8 @@ Result runScatter(Context &ctx, Problem &p, bool decode) {
   r.workingSetBytes = r.bytes / 2;
   setupPeer(ctx, p, r);
   ctx.measure(
-      r, [&] { (void)exec.run({}); }, [&] { ops::scatterPaKvCacheHandwritten(p.args); }, true);
+      r, [&] { (void)exec.run({}); },
+      [&] { ops::scatterPaKvCacheHandwritten(p.args); }, true);
   return r;
 }
 
@@ -207,52 +213,33 @@ Result runSameWrites(Context &ctx, bool nz) {
   r.bound = Bound::Copy;
   r.bytes = p.bytesMoved();
   r.workingSetBytes = r.bytes / 2;
-  r.note = "plain copies of the same rows to the same slots: the limit of these writes";
+  r.note = "plain copies of the same rows to the same slots: the limit of "
+           "these writes";
   const int threads = ctx.limits().threads;
-  ctx.measure(r, [&] { (void)p.sameWritesSeconds(threads); }, {}, false);
+  ctx.measure(
+      r, [&] { (void)p.sameWritesSeconds(threads); }, {}, false);
   return r;
 }
 
-/// Host overhead of a call through the C API: aclTensors made once; each
-/// call runs phase 1 (validation, kernel lookup, argument packing) and
-/// phase 2 on the default stream (the launch, run inline), back to back.
+/// Host overhead of a call through the C API (bench::hostOverheadCase).
 /// `tiny`: one token of 16 f16 elements, so the time is nearly all host
 /// overhead; else the decode-sized call (8 tokens of 8 x 128 f16 heads).
 Result runHostOverhead(Context &ctx, bool tiny) {
-  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128, tiny ? 1 : 8);
-  auto tensor = [](const TensorView &v) {
-    std::vector<int64_t> storage{v.storageShape[0]};
-    return aclCreateTensor(v.shape.data(), v.shape.size(), static_cast<aclDataType>(v.dtype),
-                           v.strides.data(), 0, static_cast<aclFormat>(v.format),
-                           storage.data(), 1, v.data);
-  };
-  aclTensor *t[5];
-  for (int i = 0; i < 5; ++i)
-    t[i] = tensor(p.views[i]);
+  Problem p(false, 256, tiny ? 16 : 128, tiny ? 1 : 8, tiny ? 16 : 128,
+            tiny ? 1 : 8);
   char mode[] = "Norm";
-  auto call = [&] {
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    int rc = aclnnScatterPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], nullptr,
-                                                   nullptr, nullptr, mode, nullptr, nullptr,
-                                                   nullptr, &ws, &exec);
-    if (rc == 0)
-      rc = aclnnScatterPaKvCache(nullptr, 0, exec, nullptr);
-    return rc;
-  };
-  Result r;
-  r.bound = Bound::Latency;
-  r.inCache = true;
-  r.bytes = p.bytesMoved();
-  r.workingSetBytes = r.bytes;
-  if (call() != 0)
-    r.error = aclGetRecentErrMsg();
-  else
-    ctx.measure(r, [&] { (void)call(); }, {}, false, ctx.options().quick ? 21 : 201);
-  r.note = "whole call through the C API (phase 1 + 2), back to back";
-  for (aclTensor *x : t)
-    aclDestroyTensor(x);
-  return r;
+  return bench::hostOverheadCase(
+      ctx, {&p.views[0], &p.views[1], &p.views[2], &p.views[3], &p.views[4]},
+      p.bytesMoved(), [&](aclTensor *const *t) {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        int rc = aclnnScatterPaKvCacheGetWorkspaceSize(
+            t[0], t[1], t[2], t[3], t[4], nullptr, nullptr, nullptr, mode,
+            nullptr, nullptr, nullptr, &ws, &exec);
+        if (rc == 0)
+          rc = aclnnScatterPaKvCache(nullptr, 0, exec, nullptr);
+        return rc;
+      });
 }
 
 Result prefill(Context &c, bool nz, bool runs) {
@@ -264,26 +251,34 @@ Result decode(Context &c, bool nz) {
   return runScatter(c, p, true);
 }
 
-const std::string kPrefill = "/T8192-N8-D128-BS128-256blocks/", kDecode = "/T8-N8-D128-BS128-256blocks/";
+const std::string kPrefill = "/T8192-N8-D128-BS128-256blocks/",
+                  kDecode = "/T8-N8-D128-BS128-256blocks/";
 
 // Registration order is the report's order.
-bench::Registrar r0("scatter/prefill-random-slots" + kPrefill + "norm/f16", "scatter",
+bench::Registrar r0("scatter/prefill-random-slots" + kPrefill + "norm/f16",
+                    "scatter",
                     [](Context &c) { return prefill(c, false, false); });
-bench::Registrar r1("scatter/prefill-block-runs" + kPrefill + "norm/f16", "scatter",
+bench::Registrar r1("scatter/prefill-block-runs" + kPrefill + "norm/f16",
+                    "scatter",
                     [](Context &c) { return prefill(c, false, true); });
-bench::Registrar r2("scatter/prefill-random-slots" + kPrefill + "pa-nz/f16", "scatter",
+bench::Registrar r2("scatter/prefill-random-slots" + kPrefill + "pa-nz/f16",
+                    "scatter",
                     [](Context &c) { return prefill(c, true, false); });
-bench::Registrar r3("scatter/prefill-block-runs" + kPrefill + "pa-nz/f16", "scatter",
+bench::Registrar r3("scatter/prefill-block-runs" + kPrefill + "pa-nz/f16",
+                    "scatter",
                     [](Context &c) { return prefill(c, true, true); });
-bench::Registrar r4("scatter/same-writes-limit" + kPrefill + "norm/f16", "scatter",
+bench::Registrar r4("scatter/same-writes-limit" + kPrefill + "norm/f16",
+                    "scatter",
                     [](Context &c) { return runSameWrites(c, false); });
-bench::Registrar r5("scatter/same-writes-limit" + kPrefill + "pa-nz/f16", "scatter",
+bench::Registrar r5("scatter/same-writes-limit" + kPrefill + "pa-nz/f16",
+                    "scatter",
                     [](Context &c) { return runSameWrites(c, true); });
 bench::Registrar r6("scatter/decode" + kDecode + "norm/f16", "scatter",
                     [](Context &c) { return decode(c, false); });
 bench::Registrar r7("scatter/decode" + kDecode + "pa-nz/f16", "scatter",
                     [](Context &c) { return decode(c, true); });
-bench::Registrar r8("scatter/host-overhead/T8-N8-D128/c-api-norm/f16", "scatter",
+bench::Registrar r8("scatter/host-overhead/T8-N8-D128/c-api-norm/f16",
+                    "scatter",
                     [](Context &c) { return runHostOverhead(c, false); });
 bench::Registrar r9("scatter/host-overhead/T1-N1-D16/c-api-norm/f16", "scatter",
                     [](Context &c) { return runHostOverhead(c, true); });

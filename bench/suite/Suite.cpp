@@ -33,7 +33,8 @@ std::vector<Case> &registry() {
   return cases;
 }
 
-Registrar::Registrar(std::string name, std::string op, std::function<Result(Context &)> run) {
+Registrar::Registrar(std::string name, std::string op,
+                     std::function<Result(Context &)> run) {
   registry().push_back({std::move(name), std::move(op), std::move(run)});
 }
 
@@ -60,7 +61,8 @@ Limits measurePeaks(int threads) {
   return l;
 }
 
-Context::Context(const Options &opts, Limits &limits) : opts_(opts), limits_(limits) {
+Context::Context(const Options &opts, Limits &limits)
+    : opts_(opts), limits_(limits) {
   size_t bytes = opts.flushBytes ? opts.flushBytes : limits.llcBytes / 2 * 3;
   limits_.flushBytes = bytes;
   flush_ = std::make_unique<ReadProbe>(bytes, limits.threads);
@@ -68,9 +70,7 @@ Context::Context(const Options &opts, Limits &limits) : opts_(opts), limits_(lim
 
 Context::~Context() = default;
 
-double Context::flush() {
-  return flush_->seconds();
-}
+double Context::flush() { return flush_->seconds(); }
 
 const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
   auto it = limits_.bandwidth.find(bytes);
@@ -88,7 +88,9 @@ const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
   for (int i = 0; i < reps; ++i)
     warm.push_back(probe.seconds());
   // A limit is the best the machine did (case times are medians).
-  auto best = [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); };
+  auto best = [](const std::vector<double> &v) {
+    return *std::min_element(v.begin(), v.end());
+  };
   bw.readGBs = static_cast<double>(bytes) / best(cold) / 1e9;
   bw.warmReadGBs = static_cast<double>(bytes) / best(warm) / 1e9;
   // Copy from memory: `bytes` read and as many written, after a flush.
@@ -113,10 +115,12 @@ const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
   return limits_.bandwidth[bytes] = bw;
 }
 
-void Context::measure(Result &r, const Call &gen, const Call &twin, bool withPeer, int n) {
+void Context::measure(Result &r, const Call &gen, const Call &twin,
+                      bool withPeer, int n) {
   const int count = n > 0 ? n : samples();
   const bool cold = !r.inCache;
-  Peer *peer = withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr;
+  Peer *peer =
+      withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr;
   const double flushBytes = static_cast<double>(limits_.flushBytes);
   std::vector<double> g, t, p, vsT, vsP, flushGBs;
   // One warm-up call of each side outside the timing.
@@ -169,7 +173,8 @@ void Context::measure(Result &r, const Call &gen, const Call &twin, bool withPee
   // Limits and the roofline bound.
   if (r.bound == Bound::Latency || r.bound == Bound::Compile)
     return;
-  const Limits::Bandwidth &bw = bandwidthAt(static_cast<size_t>(r.workingSetBytes));
+  const Limits::Bandwidth &bw =
+      bandwidthAt(static_cast<size_t>(r.workingSetBytes));
   r.readGBs = r.inCache ? bw.warmReadGBs : bw.readGBs;
   r.copyGBs = bw.copyGBs;
   // Bytes against the read bandwidth from memory: the higher of the

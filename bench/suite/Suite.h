@@ -1,4 +1,5 @@
-//===- Suite.h - The benchmark cases, shared by tilejit-bench and the CLI -*- C++ -*-===//
+//===- Suite.h - The benchmark cases, shared by tilejit-bench and the CLI -*-
+//C++ -*-===//
 ///
 /// \file
 /// One registry of benchmark cases, each a function that builds its problem,
@@ -92,10 +93,10 @@ struct Result {
 };
 
 struct Options {
-  int samples = 15;       ///< alternating samples per case
-  bool quick = false;     ///< fewer samples, for CI
-  size_t flushBytes = 0;  ///< 0: 1.5 x the last-level cache
-  Peer *peer = nullptr;   ///< the PyTorch peer, if running
+  int samples = 15;      ///< alternating samples per case
+  bool quick = false;    ///< fewer samples, for CI
+  size_t flushBytes = 0; ///< 0: 1.5 x the last-level cache
+  Peer *peer = nullptr;  ///< the PyTorch peer, if running
 };
 
 class Context;
@@ -111,7 +112,8 @@ struct Case {
 std::vector<Case> &registry();
 /// Registers a case at static-initialisation time.
 struct Registrar {
-  Registrar(std::string name, std::string op, std::function<Result(Context &)> run);
+  Registrar(std::string name, std::string op,
+            std::function<Result(Context &)> run);
 };
 
 /// One side of a timed comparison: a call, or nothing.
@@ -132,7 +134,8 @@ public:
   /// is set up for this case) alternately over `samples()` samples (or
   /// `n` if > 0), a flush before each call unless `r.inCache`, and fills
   /// r's times, ratios, bandwidth limits and roofline fraction.
-  void measure(Result &r, const Call &gen, const Call &twin, bool withPeer, int n = 0);
+  void measure(Result &r, const Call &gen, const Call &twin, bool withPeer,
+               int n = 0);
 
   /// Bandwidths at `bytes`, measured once per size in this run.
   const Limits::Bandwidth &bandwidthAt(size_t bytes);
