@@ -148,11 +148,23 @@ def group(doc):
     return by_op
 
 
+STAGES = ["parse_ms", "sema_ms", "tile_passes_ms", "codegen_ms", "llvm_opt_ms", "machine_code_ms", "link_ms"]
+
+
+def stage_items(extra):
+    """The compile stages of `extra` in pipeline order (JSON objects come
+    back sorted by name), then any other figures."""
+    known = [(k, extra[k]) for k in STAGES if k in extra]
+    return known + [(k, v) for k, v in extra.items() if k not in STAGES and k.endswith("_ms")]
+
+
 def save(fig, outdir, name):
     paths = []
     for ext in ("png", "svg"):
         p = os.path.join(outdir, f"{name}.{ext}")
-        fig.savefig(p, dpi=110, bbox_inches="tight")
+        # No date and fixed ids: the same document gives the same files.
+        meta = {"Date": None} if ext == "svg" else {}
+        fig.savefig(p, dpi=110, bbox_inches="tight", metadata=meta)
         paths.append(p)
     return paths
 
@@ -164,6 +176,7 @@ def plots(doc, by_op, outdir, stem):
         import matplotlib
 
         matplotlib.use("Agg")
+        matplotlib.rcParams["svg.hashsalt"] = "tilejit"
         import matplotlib.pyplot as plt
     except ImportError:
         return {}
@@ -252,7 +265,7 @@ def plots(doc, by_op, outdir, stem):
     cold = [c for c in by_op.get("compile", []) if c.get("extra") and c.get("generated_s")]
     if cold:
         c = cold[0]
-        stages = [(k[:-3].replace("_", " "), v) for k, v in c["extra"].items() if k.endswith("_ms")]
+        stages = [(k[:-3].replace("_", " "), v) for k, v in stage_items(c["extra"])]
         fig, ax = plt.subplots(figsize=(9, 2.2))
         left = 0
         for name, v in stages:
@@ -353,7 +366,7 @@ def report(doc, outdir):
             for c in cases:
                 if c.get("extra"):
                     md += "\nStages of " + c["name"] + ": "
-                    md += ", ".join(f"{k[:-3].replace('_', ' ')} {v:.3g} ms" for k, v in c["extra"].items()) + ".\n"
+                    md += ", ".join(f"{k[:-3].replace('_', ' ')} {v:.3g} ms" for k, v in stage_items(c["extra"])) + ".\n"
         if op in made:
             md += f"\n![{op}]({made[op]})\n"
         md += "\n"
