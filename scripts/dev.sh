@@ -5,7 +5,8 @@
 #   scripts/dev.sh test        install dependencies, build, run the whole test suite
 #   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
 #   scripts/dev.sh tsan        the threaded tests (caches, launches, streams) under TSan
-#   scripts/dev.sh bench       build and run the benchmarks
+#   scripts/dev.sh bench       build, run `tilejit bench --report bench/results`
+#                              (extra arguments go to it, e.g. --filter RE)
 #   scripts/dev.sh deps        only install the dependencies
 #
 # Works as root on a fresh Debian 12 machine; the install step is idempotent
@@ -22,12 +23,14 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config python3
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libomp-dev
-  libfmt-dev libcli11-dev nlohmann-json3-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev python3-matplotlib
 )
+# The benchmark report's peer: PyTorch on an optimised BLAS (bench only).
+bench_packages=(python3-torch libopenblas0-openmp)
 
-install_deps() {
+install_deps() { # extra packages...
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -81,10 +84,10 @@ case "$cmd" in
       ctest --test-dir "${build}-tsan" -j "$jobs" --output-on-failure --timeout 900 \
       -R '^(AclRuntime|Threads|ThreadStress|KernelCache|KernelSource|TilingKey|DiskCache|RuntimeAbi)\.' ;;
   bench)
-    install_deps
+    install_deps "${bench_packages[@]}"
     configure "$build"
-    ninja -C "$build" -j "$jobs" tilejit-bench
-    "$build/bench/tilejit-bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "${@:2}" ;;
+    ninja -C "$build" -j "$jobs" tilejit-cli
+    "$build/tools/tilejit" bench --report bench/results "${@:2}" ;;
   *)
-    sed -n '2,13p' "$0"; exit 2 ;;
+    sed -n '2,14p' "$0"; exit 2 ;;
 esac

@@ -36,6 +36,7 @@
 #include <iostream>
 
 #include "BuildInfo.h"           // generated: the git commit
+#include "Driver.h"              // bench/suite: `tilejit bench`
 #include "CompilerFingerprint.h" // generated: a hash of the compiler's sources
 
 using namespace tilejit;
@@ -402,6 +403,22 @@ int main(int argc, char **argv) {
   warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
   warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
 
+  bench::DriverArgs benchArgs;
+  auto *benchCmd = app.add_subcommand(
+      "bench", "measure the machine's limits, then every operator's benchmark cases, the "
+               "compile latency and the PyTorch peer where installed; JSON and a report");
+  benchCmd->add_option("--filter", benchArgs.filter, "only the cases whose name matches this regex");
+  benchCmd->add_option("--json", benchArgs.jsonPath, "write the JSON document here (default: stdout)");
+  benchCmd->add_option("--report", benchArgs.reportDir,
+                       "write the Markdown report, its plots and the JSON into this directory");
+  benchCmd->add_flag("--quick", benchArgs.quick, "few samples per case (CI)");
+  benchCmd->add_option("--samples", benchArgs.samples, "alternating samples per case (default 15)");
+  benchCmd->add_flag("--no-peer", benchArgs.noPeer, "do not start the PyTorch peer");
+  benchCmd->add_flag("--list", benchArgs.list, "print the case names and exit");
+  benchCmd->add_option("--python", benchArgs.python,
+                       "the Python for the peer and the report (default: Debian's /usr/bin/python3 where "
+                       "present, else python3 on the PATH)");
+
   // Known before parsing, so that a command-line error is JSON too.
   for (int i = 1; i < argc; ++i)
     jsonErrors |= llvm::StringRef(argv[i]) == "--json";
@@ -419,6 +436,15 @@ int main(int argc, char **argv) {
   if (auto host = jit::Compiler::instance(jit::TargetLevel::Host); !host)
     return fail(llvm::toString(host.takeError()));
 
+  if (*benchCmd) {
+#ifdef TILEJIT_HAVE_BENCH
+    benchArgs.commit = TILEJIT_GIT_COMMIT;
+    benchArgs.version = TILEJIT_VERSION;
+    return bench::runBenchCommand(benchArgs);
+#else
+    return fail("this tilejit was built without the benchmarks (TILE_ENABLE_BENCH=OFF)");
+#endif
+  }
   if (*compile)
     return compileCommand(file, kernel, sets, emit, json, target);
   if (*dump)

@@ -7,7 +7,7 @@
 /// mma is read straight from the tensor (see CodeGen::emitLoadStore); with
 /// few rows each element of b is read once, interleaved with FMAs, and a
 /// bulk row copy into the local buffer first keeps many more cache misses in
-/// flight (decode attention streaming its cache: 19 vs 14 GB/s), so the
+/// flight (decode attention streaming its cache measured faster so), so the
 /// load keeps its copy.
 ///
 /// - Broadcast form (b is [K, N]): for each MR x NR block of the result, MR x

@@ -66,9 +66,10 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
   // A region of half the L1 or more cannot sit in it beside the data the
   // code is working on: it is requested into L2 (prefetcht1), from where
   // the loads that come for it later are short. Decode attention's next-step
-  // shares (16 KiB each) on a 32 KiB L1 (Zen 4): 1.3-1.6x faster than
-  // requesting them into L1, which evicted the tile being read; on a 48 KiB
-  // L1 (Zen 5) they stay in L1, where they measured faster (docs/ops.md).
+  // shares (16 KiB each) on a 32 KiB L1 (Zen 4): faster than requesting
+  // them into L1, which evicted the tile being read; on a 48 KiB L1 (Zen 5)
+  // they stay in L1, where they measured faster
+  // (docs/notes/2026-11-tuning-history.md).
   if (target_.prefetchesIntoL2(p.rows * p.rowBytes))
     p.locality = 2;
   p.row = allocaEntry(b_.getInt64Ty(), 1);

@@ -43,7 +43,7 @@ private:
   /// smaller passes. Inputs of one element per row (a [BN, 1] weight column
   /// broadcast along the row) are read once per row and do not count
   /// towards it: the NSA window sum's eight tokens and their eight weight
-  /// columns in one loop ran 1.2x as fast as two loops of four. All inputs
+  /// columns in one loop ran faster than two loops of four. All inputs
   /// together stay within kMaxInputs (each is a live pointer in the loop).
   /// A larger group is partitioned bottom-up (partition()); the root keeps
   /// its part, the other parts become groups of their own when their tops

@@ -43,8 +43,7 @@ int64_t nzStripElems(runtime::DataType type);
 /// the cache for the operator that reads them next (a core complex's L3
 /// slice is 32 MiB on the development machine, shared; the system reports
 /// the whole socket's), and a store that does not first read its line, as
-/// an ordinary store must, saves a third of the traffic (gather prefill at
-/// 64 MiB: 1.2-1.3x faster).
+/// an ordinary store must, saves a third of the traffic.
 bool streamsOutput(int64_t outputBytes);
 
 /// The unsigned DSL kind of an element of `bytes` bytes ("u8", "u16",

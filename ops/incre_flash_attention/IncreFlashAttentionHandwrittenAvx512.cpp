@@ -156,7 +156,7 @@ void partialAvx512(const TwinArgs &a, int64_t b, int64_t c0, int64_t c1, float *
   // The next tile's rows go to L2 only by the generated kernel's rule
   // (CodeGenPrefetch.cpp), when what a tile requests (its K and V rows) is
   // half the L1 data cache or more: on a 32 KiB L1 (Zen 4) the twin ran
-  // 1.2-1.5x faster so; on a 48 KiB L1 the rows stay below half, in L1.
+  // faster so; on a 48 KiB L1 the rows stay below half, in L1.
   const bool toL2 = jit::Compiler::instance().prefetchesIntoL2(2 * kTile * d * 2);
   // Every KV head's tile of a step before the next step, as the kernel
   // walks a BSH cache: the step's rows are read by one core.

@@ -247,7 +247,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   // goes into PV as bf16 pairs too where the cache (the key and value
   // tensors' whole storage: fixed for a decode loop, whatever its lengths)
   // fits in the last-level cache. Streamed from memory, PV on bf16 pairs
-  // ran 0.2-6 % slower (Zen 4; docs/ops.md).
+  // ran slower (Zen 4; docs/notes/2026-11-tuning-history.md).
   int64_t llc = 0;
   if (Status s = lastLevelCacheBytes(llc); !s)
     return s;

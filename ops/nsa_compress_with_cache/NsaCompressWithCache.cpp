@@ -202,8 +202,8 @@ void pack(rt::ArgPack &p, const TensorView &t, const char *name) {
 }
 
 /// Heads per tile: a power of two with at most 2048 f32 elements per
-/// [BN, D] tile (8 KiB: fewer, larger tiles amortise the per-tile work; 4 KiB
-/// tiles measured 0.7-0.9x as fast), no more than the heads there are (a
+/// [BN, D] tile (8 KiB: fewer, larger tiles amortise the per-tile work;
+/// 4 KiB tiles measured slower), no more than the heads there are (a
 /// tile past N is work for nothing), and at most the 64 heads the spec
 /// allows.
 int64_t headTile(int64_t n, int64_t d) {

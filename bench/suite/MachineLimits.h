@@ -1,4 +1,5 @@
-//===- MachineLimits.h - The machine's own limits, measured in the run ---*- C++ -*-===//
+//===- MachineLimits.h - The machine's own limits, measured in the run ---*- C++
+//-*-===//
 ///
 /// \file
 /// Benchmarks report ratios against what this machine can do, measured in the
@@ -36,9 +37,9 @@ long long sumBytes(const char *p, size_t n);
 
 /// A read pass over its own buffer of `bytes` (allocated and touched once),
 /// for measuring the read bandwidth alternately with a kernel: on a shared
-/// host the bandwidth drifts from one second to the next (43-83 GB/s at 128
-/// MiB between runs here), and the ratio of neighbouring measurements drifts
-/// far less than that of two measured apart.
+/// host the bandwidth drifts from one second to the next, and the ratio of
+/// neighbouring measurements drifts far less than that of two measured
+/// apart.
 class ReadProbe {
 public:
   ReadProbe(size_t bytes, int threads);
@@ -69,7 +70,8 @@ double readRegionsSeconds(const std::vector<Region> &regions, int threads);
 template <typename F> double seconds(F &&f) {
   auto t = std::chrono::steady_clock::now();
   f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
 }
 
 /// The median of `v` (the upper one of an even count).

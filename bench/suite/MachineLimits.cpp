@@ -23,7 +23,8 @@ template <typename F> double bestSeconds(F &&f, int reps = 5) {
   for (int i = 0; i < reps; ++i) {
     auto t = Clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+    best =
+        std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
   }
   return best;
 }
@@ -128,7 +129,8 @@ double fmaPeakGflops() {
   const long iters = 20'000'000;
   bool wide = __builtin_cpu_supports("avx512f");
   int lanes = wide ? 16 : 8;
-  double s = bestSeconds([&] { sink = wide ? fmaAvx512(iters) : fmaAvx2(iters); }, 3);
+  double s =
+      bestSeconds([&] { sink = wide ? fmaAvx512(iters) : fmaAvx2(iters); }, 3);
   return 12.0 * iters * lanes * 2 / s / 1e9;
 }
 
@@ -146,14 +148,19 @@ __attribute__((target("avx2"))) long long sumBytes(const char *p, size_t n) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
   for (; i + 128 <= n; i += 128) {
-    a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i)));
-    a1 = _mm256_add_epi32(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 32)));
-    a2 = _mm256_add_epi32(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 64)));
-    a3 = _mm256_add_epi32(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 96)));
+    a0 = _mm256_add_epi32(
+        a0, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i)));
+    a1 = _mm256_add_epi32(
+        a1, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 32)));
+    a2 = _mm256_add_epi32(
+        a2, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 64)));
+    a3 = _mm256_add_epi32(
+        a3, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 96)));
   }
   alignas(32) int out[8];
-  _mm256_store_si256(reinterpret_cast<__m256i *>(out),
-                     _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
+  _mm256_store_si256(
+      reinterpret_cast<__m256i *>(out),
+      _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
   long long s = 0;
   for (int v : out)
     s += v;
@@ -170,8 +177,10 @@ static void readPass(const float *p, size_t n, int threads) {
   {
     size_t t = static_cast<size_t>(omp_get_thread_num());
     size_t nt = static_cast<size_t>(omp_get_num_threads());
-    size_t chunk = n / nt, begin = t * chunk, end = t == nt - 1 ? n : begin + chunk;
-    total += sumBytes(bytes + begin * sizeof(float), (end - begin) * sizeof(float));
+    size_t chunk = n / nt, begin = t * chunk,
+           end = t == nt - 1 ? n : begin + chunk;
+    total +=
+        sumBytes(bytes + begin * sizeof(float), (end - begin) * sizeof(float));
   }
   sink = static_cast<double>(total);
 }
@@ -200,7 +209,8 @@ double readRegionsSeconds(const std::vector<Region> &regions, int threads) {
     const size_t me = static_cast<size_t>(omp_get_thread_num());
     const size_t nt = static_cast<size_t>(omp_get_num_threads());
     for (size_t i = me; i < regions.size(); i += nt)
-      total += sumBytes(static_cast<const char *>(regions[i].data), regions[i].bytes);
+      total += sumBytes(static_cast<const char *>(regions[i].data),
+                        regions[i].bytes);
   }
   sink = static_cast<double>(total);
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -212,7 +222,8 @@ double copyBandwidthGBs(size_t bytes, int threads) {
 #pragma omp parallel num_threads(threads)
     {
       int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      size_t chunk = bytes / nt, begin = t * chunk, end = t == nt - 1 ? bytes : begin + chunk;
+      size_t chunk = bytes / nt, begin = t * chunk,
+             end = t == nt - 1 ? bytes : begin + chunk;
       std::memcpy(b.data() + begin, a.data() + begin, end - begin);
     }
   });

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""Turns the JSON document of `tilejit bench` into a Markdown report with plots.
+
+    make_report.py RESULTS.json OUTDIR
+
+writes OUTDIR/<host>-<commit>.md and, beside it, PNG and SVG plots:
+<stem>-roofline (every kernel against the machine's limits measured in the
+run), <stem>-<op> (generated vs hand-written vs peer times per operator) and
+<stem>-compile (compile latency per stage). Prints the summary table (one
+line per operator's headline case) on stdout, for the README.
+
+Every figure is taken from the document; nothing is measured here. A column
+is empty where the document has no value (no twin, no peer, a decode-sized
+call, which has no roofline fraction).
+"""
+import json
+import os
+import sys
+
+OP_TITLES = {
+    "ifa": "IncreFlashAttentionV4 (decode attention)",
+    "nsa": "NsaCompressWithCache",
+    "scatter": "ScatterPaKvCache",
+    "gather": "GatherPaKvCache",
+    "fag": "FlashAttentionUnpaddingScoreGradV5 (attention backward)",
+    "compile": "Compile latency and fixed costs",
+}
+
+
+def fmt_time(s):
+    """Seconds in the unit that keeps 3 significant digits."""
+    if s is None:
+        return ""
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    if s >= 1e-6:
+        return f"{s * 1e6:.3g} µs"
+    return f"{s * 1e9:.3g} ns"
+
+
+def fmt_bytes(b):
+    if not b:
+        return ""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def fmt_num(v, digits=3):
+    return "" if v is None else f"{v:.{digits}g}"
+
+
+def fmt_ratio(v):
+    return "" if v is None else f"{v:.2f}"
+
+
+def rate(c):
+    """Throughput of a case as text: GFLOP/s for compute-bound cases, GB/s
+    for memory-bound ones, calls/s for latency and compile cases."""
+    if c["bound"] == "compute" and c.get("GFLOPs"):
+        return f"{c['GFLOPs']:.4g} GFLOP/s"
+    if c["bound"] in ("read", "copy") and c.get("GBs"):
+        return f"{c['GBs']:.4g} GB/s"
+    if c["bound"] == "latency" and c.get("calls_per_s"):
+        return f"{c['calls_per_s']:.4g} calls/s"
+    return ""
+
+
+def limit_text(c):
+    """The limit the roofline fraction is against."""
+    if c["bound"] == "compute":
+        return f"{c['peak_name']} {fmt_num(c.get('peak_GFLOPs'), 4)} GFLOP/s"
+    if c["bound"] == "copy":
+        return f"copy {fmt_num(c.get('copy_GBs'), 4)} GB/s"
+    if c["bound"] == "read":
+        bw = c.get("read_GBs")
+        where = "warm read" if c.get("in_cache") else "read"
+        return f"{where} {fmt_num(bw, 4)} GB/s"
+    return ""
+
+
+def peer_cell(c, doc):
+    if c.get("vs_peer") is not None:
+        return fmt_ratio(c["vs_peer"])
+    return ""
+
+
+CASE_HEADER = (
+    "| case | working set | time | throughput | limit | of roofline bound | "
+    "twin / generated | peer / generated |\n"
+    "|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def case_row(c, doc):
+    name = c["name"]
+    if c.get("in_cache"):
+        name += " (in cache)"
+    if c.get("error"):
+        return f"| {name} | | error: {c['error']} | | | | | |\n"
+    time = fmt_time(c.get("generated_s"))
+    if c["bound"] == "latency":
+        time += " per call"
+    return (
+        f"| {name} | {fmt_bytes(c.get('working_set_bytes'))} | {time} | {rate(c)} | "
+        f"{limit_text(c)} | {fmt_ratio(c.get('of_bound'))} | "
+        f"{fmt_ratio(c.get('vs_handwritten'))} | {peer_cell(c, doc)} |\n"
+    )
+
+
+def headline(cases):
+    """The first case of an operator that ran (registration order puts the
+    headline first)."""
+    for c in cases:
+        if not c.get("error") and c.get("generated_s"):
+            return c
+    return None
+
+
+SUMMARY_HEADER = (
+    "| operator | headline case | time | throughput | of roofline bound | "
+    "twin / generated | peer / generated |\n"
+    "|---|---|---|---|---|---|---|\n"
+)
+
+
+def summary(doc, by_op):
+    out = SUMMARY_HEADER
+    for op, cases in by_op.items():
+        c = headline(cases)
+        if c is None:
+            continue
+        out += (
+            f"| {op} | {c['name']} | {fmt_time(c.get('generated_s'))} | {rate(c)} | "
+            f"{fmt_ratio(c.get('of_bound'))} | {fmt_ratio(c.get('vs_handwritten'))} | "
+            f"{fmt_ratio(c.get('vs_peer'))} |\n"
+        )
+    return out
+
+
+def group(doc):
+    by_op = {}
+    for c in doc["cases"]:
+        by_op.setdefault(c["op"], []).append(c)
+    return by_op
+
+
+STAGES = ["parse_ms", "sema_ms", "tile_passes_ms", "codegen_ms", "llvm_opt_ms", "machine_code_ms", "link_ms"]
+
+
+def stage_items(extra):
+    """The compile stages of `extra` in pipeline order (JSON objects come
+    back sorted by name), then any other figures."""
+    known = [(k, extra[k]) for k in STAGES if k in extra]
+    return known + [(k, v) for k, v in extra.items() if k not in STAGES and k.endswith("_ms")]
+
+
+def save(fig, outdir, name):
+    paths = []
+    for ext in ("png", "svg"):
+        p = os.path.join(outdir, f"{name}.{ext}")
+        # No date and fixed ids: the same document gives the same files.
+        meta = {"Date": None} if ext == "svg" else {}
+        fig.savefig(p, dpi=110, bbox_inches="tight", metadata=meta)
+        paths.append(p)
+    return paths
+
+
+def plots(doc, by_op, outdir, stem):
+    """The plots; returns {kind: file name of the PNG} ({} without
+    matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        matplotlib.rcParams["svg.hashsalt"] = "tilejit"
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {}
+    made = {}
+    limits = doc["limits"]
+    markers = {"ifa": "o", "nsa": "s", "scatter": "^", "gather": "v", "fag": "D"}
+
+    # Roofline: every case with bytes and a time, at its arithmetic
+    # intensity (FLOPs per byte; copies, which do no arithmetic, at the left
+    # edge), against the memory roof (the median over the cases of the read
+    # bandwidth at their working-set sizes) and the compute roofs.
+    fig, ax = plt.subplots(figsize=(9, 6))
+    points = [
+        c
+        for c in doc["cases"]
+        if c.get("generated_s") and c.get("bytes") and c["bound"] in ("read", "copy", "compute")
+    ]
+    if points:
+        intensities = [max(c["flops"] / c["bytes"], 1e-3) for c in points]
+        lo, hi = min(intensities) / 2, max(max(intensities) * 4, 100)
+        reads = [c.get("read_GBs") for c in points if not c.get("in_cache") and c["bound"] == "read"]
+        reads = [r for r in reads if r]
+        mem = sorted(reads)[len(reads) // 2] if reads else None
+        roofs = [("f32 FMA", limits.get("fma_GFLOPs")), ("vdpbf16ps", limits.get("bf16_dot_GFLOPs")),
+                 ("AMX bf16", limits.get("amx_bf16_GFLOPs"))]
+        xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+        for label, peak in roofs:
+            if peak and mem:
+                ax.plot(xs, [min(peak, x * mem) for x in xs], lw=1.2, label=f"roof: {label} {peak:.0f} GFLOP/s, memory {mem:.1f} GB/s")
+        colors = {"ifa": "tab:blue", "nsa": "tab:orange", "scatter": "tab:green",
+                  "gather": "tab:red", "fag": "tab:purple"}
+        heads = {headline(cases)["name"] for cases in by_op.values() if headline(cases)}
+        labelled = set()
+        for c, x in zip(points, intensities):
+            # Copies: achieved bytes/s at the edge, as GB/s x intensity.
+            y = c["flops"] / c["generated_s"] / 1e9 if c["flops"] else x * c["bytes"] / c["generated_s"] / 1e9
+            color = colors.get(c["op"], "tab:gray")
+            ax.scatter([x], [y], marker=markers.get(c["op"], "o"), s=40, edgecolors=color,
+                       facecolors="none" if c.get("in_cache") else color,
+                       label=None if c["op"] in labelled else OP_TITLES.get(c["op"], c["op"]))
+            labelled.add(c["op"])
+            if c["name"] in heads:
+                ax.annotate(c["name"], (x, y), fontsize=6, xytext=(4, -9), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP / byte; copies at the left edge)")
+        ax.set_ylabel("GFLOP/s (copies: GB/s x intensity)")
+        ax.set_title(f"Roofline: {doc['host']['name']} @ {doc['commit']}, {limits['threads']} threads "
+                     "(hollow: in cache)")
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(True, which="both", alpha=0.3)
+    save(fig, outdir, f"{stem}-roofline")
+    plt.close(fig)
+    made["roofline"] = f"{stem}-roofline.png"
+
+    # Generated vs hand-written vs peer, per operator (time, log scale).
+    for op, cases in by_op.items():
+        if op == "compile":
+            continue
+        timed = [c for c in cases if c.get("generated_s")]
+        if not timed:
+            continue
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(timed) + 1.5))
+        names = [c["name"].split("/", 1)[1] for c in timed]
+        ys = range(len(timed))
+        h = 0.27
+        for k, (key, label) in enumerate(
+            (("generated_s", "generated"), ("handwritten_s", "hand-written"), ("peer_s", "PyTorch peer"))
+        ):
+            vals = [(c.get(key) or 0) * 1e3 for c in timed]
+            if any(vals):
+                ax.barh([y + (k - 1) * h for y in ys], vals, height=h, label=label)
+        ax.set_yticks(list(ys))
+        ax.set_yticklabels(names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("ms per call (median; lower is better)")
+        ax.set_title(OP_TITLES.get(op, op))
+        ax.legend(fontsize=7)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        save(fig, outdir, f"{stem}-{op}")
+        plt.close(fig)
+        made[op] = f"{stem}-{op}.png"
+
+    # Compile latency per stage.
+    cold = [c for c in by_op.get("compile", []) if c.get("extra") and c.get("generated_s")]
+    if cold:
+        c = cold[0]
+        stages = [(k[:-3].replace("_", " "), v) for k, v in stage_items(c["extra"])]
+        fig, ax = plt.subplots(figsize=(9, 2.2))
+        left = 0
+        for name, v in stages:
+            ax.barh([0], [v], left=left, label=f"{name} {v:.1f} ms")
+            left += v
+        ax.set_yticks([])
+        ax.set_xlabel("ms")
+        ax.set_title(f"Cold compile by stage: {c['name']} ({fmt_time(c['generated_s'])} in all)")
+        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+        save(fig, outdir, f"{stem}-compile")
+        plt.close(fig)
+        made["compile"] = f"{stem}-compile.png"
+    return made
+
+
+def host_section(doc):
+    h, l = doc["host"], doc["limits"]
+    out = "## Host and limits\n\n"
+    out += f"- host `{h['name']}`: {h['cpu']}, {h['cores']} cores online, {h['threads']} threads used, "
+    out += f"last-level cache {fmt_bytes(h['llc_bytes'])}, {fmt_bytes(h['memory_bytes'])} memory, {h['kernel']}\n"
+    out += f"- CPU flags: {', '.join(h['flags'])}\n"
+    out += f"- OpenMP wait policy (both tilejit and the peer): {h.get('omp_wait_policy', 'default')}\n"
+    out += f"- commit `{doc['commit']}` (tilejit {doc['version']}), run {doc['date']}, "
+    out += f"{doc['duration_s']:.0f} s in all"
+    if doc["options"]["quick"]:
+        out += " (--quick: few samples)"
+    out += "\n"
+    ls, le = doc.get("load_average_start"), doc.get("load_average_end")
+    if ls and le:
+        out += f"- load average (1, 5, 15 min) at the start {ls[0]:.2f} {ls[1]:.2f} {ls[2]:.2f}, "
+        out += f"at the end {le[0]:.2f} {le[1]:.2f} {le[2]:.2f}\n"
+    out += f"- {doc['options']['samples']} alternating samples per case; the cache flushed before "
+    out += f"every timed call by a read of {fmt_bytes(l['flush_bytes'])} (cases in cache excepted)\n\n"
+    out += "| limit | value |\n|---|---|\n"
+    out += f"| f32 FMA peak ({l['threads']} threads) | {fmt_num(l['fma_GFLOPs'], 4)} GFLOP/s |\n"
+    out += f"| bf16 dot peak, vdpbf16ps | {fmt_num(l.get('bf16_dot_GFLOPs'), 4) or 'none on this host'} "
+    out += "GFLOP/s |\n" if l.get("bf16_dot_GFLOPs") else "|\n"
+    out += f"| bf16 AMX peak, tdpbf16ps | {fmt_num(l.get('amx_bf16_GFLOPs'), 4) or 'none on this host'} "
+    out += "GFLOP/s |\n" if l.get("amx_bf16_GFLOPs") else "|\n"
+    for b in l["bandwidth"]:
+        out += (
+            f"| at {fmt_bytes(b['bytes'])}: read from memory / copy from memory / warm read | "
+            f"{b['read_GBs']:.4g} / {b['copy_GBs']:.4g} / {b['warm_read_GBs']:.4g} GB/s |\n"
+        )
+    return out + "\n"
+
+
+def peer_section(doc):
+    p = doc["peer"]
+    out = "## Peer\n\n"
+    if not p.get("installed"):
+        return out + f"{p.get('note', 'peer not installed')}.\n\n"
+    out += f"PyTorch {p['torch']} on {p['threads']} threads (tilejit's count), CPU capability "
+    out += f"{p.get('cpu_capability')}, oneDNN {'on' if p.get('mkldnn') else 'off'}, BLAS `{p['blas']}`. "
+    settings = ", ".join(f"{k}={v}" for k, v in p.get("settings", {}).items())
+    out += f"Environment: {settings}. "
+    out += (
+        "The peer runs in its own process on the same inputs (written to files, loaded once), "
+        "timed alternately with tilejit, the cache flushed before each of its calls too; "
+        "each case's table line says what it computes.\n\n"
+    )
+    return out
+
+
+def report(doc, outdir):
+    by_op = group(doc)
+    stem = f"{doc['host']['name']}-{doc['commit']}"
+    made = plots(doc, by_op, outdir, stem)
+    md = f"# tilejit benchmark report: {doc['host']['name']} @ {doc['commit']}\n\n"
+    md += "Generated by `tilejit bench --report` (bench/report/make_report.py) from "
+    md += f"`{stem}.json`; every figure below is from that run.\n\n"
+    md += (
+        "Columns: time = median per call; throughput = bytes or useful FLOPs over that time "
+        "(calls/s for decode-sized calls); of roofline bound = max(bytes / bandwidth, FLOPs / peak) "
+        "over the time, against the limits measured in the same run (none for decode-sized calls "
+        "and compile latency); twin / generated and peer / generated = the median of the paired "
+        "time ratios (> 1: the generated kernel is faster).\n\n"
+    )
+    md += "## Summary\n\n" + summary(doc, by_op) + "\n"
+    if "roofline" in made:
+        md += f"![roofline]({made['roofline']})\n\n"
+    elif not made:
+        md += "(no plots: matplotlib is not installed)\n\n"
+    md += host_section(doc)
+    md += peer_section(doc)
+    for op, cases in by_op.items():
+        md += f"## {OP_TITLES.get(op, op)}\n\n" + CASE_HEADER
+        for c in cases:
+            md += case_row(c, doc)
+        notes = sorted({n for c in cases for n in (c.get("note"), c.get("peer_note"), c.get("twin_note")) if n})
+        diffs = [(c["name"], c["peer_max_abs_diff"]) for c in cases if c.get("peer_max_abs_diff") is not None]
+        if notes:
+            md += "\nNotes: " + "; ".join(notes) + ".\n"
+        if diffs:
+            md += "\nPeer output against tilejit's (max abs difference): "
+            md += ", ".join(f"{n.split('/', 1)[1]} {d:.3g}" for n, d in diffs) + ".\n"
+        if op == "compile":
+            for c in cases:
+                if c.get("extra"):
+                    md += "\nStages of " + c["name"] + ": "
+                    md += ", ".join(f"{k[:-3].replace('_', ' ')} {v:.3g} ms" for k, v in stage_items(c["extra"])) + ".\n"
+        if op in made:
+            md += f"\n![{op}]({made[op]})\n"
+        md += "\n"
+    path = os.path.join(outdir, f"{stem}.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(md)
+    return path, summary(doc, by_op)
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        doc = json.load(f)
+    os.makedirs(argv[2], exist_ok=True)
+    path, table = report(doc, argv[2])
+    print(f"report: {path}", file=sys.stderr)
+    print(table, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

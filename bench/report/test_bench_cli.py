@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""`tilejit bench --filter` on one tiny case: the command runs it, writes one
+JSON document with the host, the limits and that case, and the figures
+hold together (a decode-sized call: a time, calls/s, no roofline fraction).
+
+    test_bench_cli.py TILEJIT
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CASE = "scatter/decode/T8-N8-D128-BS128-256blocks/norm/f16"
+
+
+def main(argv):
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        path = os.path.join(out, "bench.json")
+        run = subprocess.run(
+            [argv[1], "bench", "--filter", "^" + CASE + "$", "--quick", "--no-peer", "--json", path],
+            capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            print(run.stdout, run.stderr)
+            print("FAIL: exit status", run.returncode)
+            return 1
+        if f"[1/1] {CASE}" not in run.stderr:
+            failures.append(f"no progress line for the case: {run.stderr!r}")
+        doc = json.load(open(path, encoding="utf-8"))
+    names = [c["name"] for c in doc["cases"]]
+    if names != [CASE]:
+        failures.append(f"cases {names}")
+    c = doc["cases"][0] if doc["cases"] else {}
+    for key in ("name", "cpu", "flags", "threads"):
+        if key not in doc["host"]:
+            failures.append(f"host has no {key}")
+    if not doc["limits"]["fma_GFLOPs"] > 0:
+        failures.append("no FMA peak")
+    if doc["peer"].get("installed") or "--no-peer" not in doc["peer"].get("note", ""):
+        failures.append(f"peer {doc['peer']}")
+    if c.get("error") is not None:
+        failures.append(f"error {c.get('error')}")
+    if c.get("bound") != "latency" or c.get("of_bound") is not None:
+        failures.append(f"a decode-sized call is latency with no roofline fraction: {c}")
+    g = c.get("generated_s") or 0
+    if not 0 < g < 1:
+        failures.append(f"generated_s {g}")
+    elif abs(c["calls_per_s"] * g - 1) > 1e-9 or abs(c["us_per_call"] - g * 1e6) > 1e-6:
+        failures.append("calls/s and µs per call do not match the time")
+    if c.get("samples") != 3 or not c.get("handwritten_s") or not c.get("vs_handwritten"):
+        failures.append(f"the twin was not timed alternately: {c}")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

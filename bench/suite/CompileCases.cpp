@@ -1,0 +1,257 @@
+//===- CompileCases.cpp - Compile latency: cold, disk hit, in-process hit -===//
+//
+// The compile-latency set, on the flash-attention forward sample kernel
+// (f16, D = 128, G = 4, causal): a cold compile from nothing with the time
+// of each stage (parse, sema, Tile IR passes, codegen, LLVM -O3, machine
+// code, link); a disk-cache hit (read, checksum, link, as a new process
+// would); an in-process hit (the operator hot path); the launch's argument
+// check; and a hit plus a one-program launch (the whole fixed cost of a
+// call from the host).
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+#include "Suite.h"
+
+#include "jit/Compiler.h"
+#include "jit/DiskCache.h"
+#include "ops/Embedded.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace tilejit;
+using bench::Bound;
+using bench::Context;
+using bench::Result;
+
+namespace {
+
+const jit::Specialization kAttention = {
+    {"T", "f16"}, {"D", "128"}, {"G", "4"}, {"CAUSAL", "true"}};
+
+const jit::KernelSource &attentionSource() {
+  return ops::embeddedKernel("ops/samples/flash_attention.tile");
+}
+
+/// Parse, sema, Tile IR passes, codegen, LLVM -O3 and machine code of the
+/// kernel, from nothing (memory cache cleared, no disk tier): the median of
+/// each stage over the compiles.
+Result coldCompile(Context &ctx) {
+  jit::Compiler &c = jit::Compiler::instance();
+  jit::DiskCache saved = c.diskCache();
+  c.setDiskCache(jit::DiskCache()); // cold means cold: no disk tier either
+  Result r;
+  r.bound = Bound::Compile;
+  std::vector<jit::StageTimes> times;
+  const int n = ctx.options().quick ? 1 : 3;
+  for (int i = 0; i < n; ++i) {
+    c.clearMemoryCache();
+    auto k = c.get(attentionSource(), "attn", kAttention);
+    if (!k) {
+      r.error = llvm::toString(k.takeError());
+      break;
+    }
+    times.push_back(k->kernel->times());
+  }
+  c.setDiskCache(saved);
+  c.clearMemoryCache();
+  if (times.empty())
+    return r;
+  auto stage = [&](double jit::StageTimes::*field) {
+    std::vector<double> v;
+    for (const jit::StageTimes &t : times)
+      v.push_back(t.*field);
+    return bench::median(v);
+  };
+  r.samples = n;
+  r.extra = {{"parse_ms", stage(&jit::StageTimes::parse)},
+             {"sema_ms", stage(&jit::StageTimes::sema)},
+             {"tile_passes_ms", stage(&jit::StageTimes::tilePasses)},
+             {"codegen_ms", stage(&jit::StageTimes::codegen)},
+             {"llvm_opt_ms", stage(&jit::StageTimes::llvmOpt)},
+             {"machine_code_ms", stage(&jit::StageTimes::machineCode)},
+             {"link_ms", stage(&jit::StageTimes::link)}};
+  r.genSeconds = stage(&jit::StageTimes::total) / 1e3;
+  return r;
+}
+
+/// A disk-cache hit: the kernel loaded from a verified entry (read,
+/// checksum, link into the JIT), as a new process would; no compile. In a
+/// fresh temporary directory.
+Result diskHit(Context &ctx) {
+  jit::Compiler &c = jit::Compiler::instance();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / "tilejit-bench-cache-XXXXXX")
+          .string();
+  Result r;
+  r.bound = Bound::Latency;
+  r.inCache = true;
+  if (!::mkdtemp(dir.data())) {
+    r.error = "cannot make a temporary directory";
+    return r;
+  }
+  jit::DiskCache saved = c.diskCache();
+  c.setDiskCache(
+      jit::DiskCache(dir, jit::DiskCache::Mode::ReadWrite, uint64_t(1) << 30));
+  c.clearMemoryCache();
+  auto first =
+      c.get(attentionSource(), "attn", kAttention); // compiles and publishes
+  if (!first) {
+    r.error = llvm::toString(first.takeError());
+  } else {
+    bool hit = true;
+    ctx.measure(
+        r,
+        [&] {
+          c.clearMemoryCache();
+          auto k = c.get(attentionSource(), "attn", kAttention);
+          if (!k) {
+            llvm::consumeError(k.takeError());
+            hit = false;
+          } else if (k->compiled) {
+            hit = false;
+          }
+        },
+        {}, false, ctx.options().quick ? 5 : 21);
+    if (!hit)
+      r.error = "not a disk hit";
+  }
+  c.diskCache().clear();
+  ::rmdir(dir.c_str());
+  c.setDiskCache(saved);
+  c.clearMemoryCache();
+  return r;
+}
+
+/// Measures `f` in batches of `batch` calls back to back; per call.
+template <typename F> void perCall(Context &ctx, Result &r, int batch, F &&f) {
+  r.bound = Bound::Latency;
+  r.inCache = true;
+  ctx.measure(
+      r,
+      [&] {
+        for (int i = 0; i < batch; ++i)
+          f();
+      },
+      {}, false, ctx.options().quick ? 5 : 21);
+  r.genSeconds /= batch;
+  r.note = "per call: the median of batches of " + std::to_string(batch) +
+           " back to back";
+}
+
+/// An in-process hit with a key made earlier (the operator hot path).
+Result memoryHit(Context &ctx) {
+  jit::Compiler &c = jit::Compiler::instance();
+  Result r;
+  auto key = c.makeKey(attentionSource(), "attn", kAttention);
+  if (!key) {
+    r.error = llvm::toString(key.takeError());
+    return r;
+  }
+  if (auto warm = c.get(*key, attentionSource()); !warm) {
+    r.error = llvm::toString(warm.takeError());
+    return r;
+  }
+  const void *volatile sink = nullptr;
+  perCall(ctx, r, 10000, [&] {
+    auto k = c.get(*key, attentionSource());
+    if (!k)
+      llvm::consumeError(k.takeError());
+    else
+      sink = k->kernel.get();
+  });
+  (void)sink;
+  return r;
+}
+
+/// The argument list of a one-program flash-attention launch (1 query row,
+/// 16 keys): small enough that the call is the fixed cost.
+struct TinyAttention {
+  std::vector<uint16_t> q = std::vector<uint16_t>(4 * 128),
+                        k = std::vector<uint16_t>(16 * 128),
+                        v = std::vector<uint16_t>(16 * 128),
+                        o = std::vector<uint16_t>(4 * 128);
+  rt::ArgPack pack() {
+    using rt::ElemType;
+    rt::ArgPack a;
+    a.tensor(ElemType::F16, q.data(), {1, 4, 1, 128}).named("q");
+    a.tensor(ElemType::F16, k.data(), {1, 1, 16, 128}).named("k");
+    a.tensor(ElemType::F16, v.data(), {1, 1, 16, 128}).named("v");
+    a.tensor(ElemType::F16, o.data(), {1, 4, 1, 128}).named("o");
+    a.f32(0.088f).named("scale");
+    return a;
+  }
+};
+
+/// The launch's argument check alone (count, kinds, dtypes, ranks, names,
+/// data): what a launch costs above running the grid.
+Result launchCheck(Context &ctx) {
+  jit::Compiler &c = jit::Compiler::instance();
+  auto k = c.get(attentionSource(), "attn", kAttention);
+  Result r;
+  if (!k) {
+    r.error = llvm::toString(k.takeError());
+    return r;
+  }
+  TinyAttention t;
+  rt::ArgPack args = t.pack();
+  bool ok = true;
+  perCall(ctx, r, 10000, [&] {
+    if (llvm::Error err = k->kernel->check(args)) {
+      llvm::consumeError(std::move(err));
+      ok = false;
+    }
+  });
+  if (!ok)
+    r.error = "the argument check failed";
+  return r;
+}
+
+/// An in-process hit, the argument list built and checked, and a
+/// one-program grid launched (axpby over 16 floats): the whole fixed cost of
+/// a call from the host.
+Result hitAndLaunch(Context &ctx) {
+  jit::Compiler &c = jit::Compiler::instance();
+  const jit::KernelSource &src =
+      ops::embeddedKernel("ops/samples/elementwise.tile");
+  Result r;
+  auto key = c.makeKey(src, "axpby", {{"T", "f32"}});
+  if (!key) {
+    r.error = llvm::toString(key.takeError());
+    return r;
+  }
+  std::vector<float> x(16, 1.0f), y(16, 2.0f);
+  bool ok = true;
+  perCall(ctx, r, 1000, [&] {
+    auto k = c.get(*key, src);
+    rt::ArgPack args;
+    args.tensor(x.data(), {16}).tensor(y.data(), {16}).f32(0.5f).f32(0.5f);
+    if (!k) {
+      llvm::consumeError(k.takeError());
+      ok = false;
+    } else if (llvm::Error err = k->kernel->launch(args, 1)) {
+      llvm::consumeError(std::move(err));
+      ok = false;
+    }
+  });
+  if (!ok)
+    r.error = "the launch failed";
+  return r;
+}
+
+// Registration order is the report's order.
+bench::Registrar r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", coldCompile);
+bench::Registrar r1("compile/disk-hit/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", diskHit);
+bench::Registrar r2("compile/memory-hit/flash-attention-fwd/f16-D128-G4-causal",
+                    "compile", memoryHit);
+bench::Registrar r3("compile/launch-check/flash-attention-fwd/f16-B1-S16",
+                    "compile", launchCheck);
+bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile",
+                    hitAndLaunch);
+
+} // namespace

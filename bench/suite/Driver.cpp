@@ -1,0 +1,370 @@
+//===- Driver.cpp - `tilejit bench`: every case, one JSON document, a report
+//===//
+#include "Driver.h"
+
+#include "MachineLimits.h"
+#include "Peer.h"
+#include "Suite.h"
+
+#include "jit/Options.h"
+
+#include <nlohmann/json.hpp>
+#include <omp.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+namespace tilejit::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// A value, or null where it was not measured (0).
+json orNull(double v) { return v > 0 ? json(v) : json(nullptr); }
+
+std::string cpuField(const std::string &key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? "" : line.substr(colon + 2);
+    }
+  return "";
+}
+
+std::string envOr(const char *name, const char *fallback) {
+  const char *v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+json loadAverage() {
+  double l[3] = {0, 0, 0};
+  if (::getloadavg(l, 3) != 3)
+    return nullptr;
+  return {l[0], l[1], l[2]};
+}
+
+json hostInfo(int threads, const Limits &limits) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  struct utsname u {};
+  ::uname(&u);
+  // The flags that decide which kernels run and which peaks exist.
+  json flags = json::array();
+  std::istringstream all(cpuField("flags"));
+  for (std::string f; all >> f;)
+    for (const char *want :
+         {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_fp16",
+          "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"})
+      if (f == want)
+        flags.push_back(f);
+  return {{"name", name},
+          {"cpu", cpuField("model name")},
+          {"flags", flags},
+          {"cores", static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))},
+          {"threads", threads},
+          {"llc_bytes", limits.llcBytes},
+          {"memory_bytes", static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                               static_cast<double>(::sysconf(_SC_PAGESIZE))},
+          {"kernel", std::string(u.sysname) + " " + u.release},
+          {"omp_wait_policy", envOr("OMP_WAIT_POLICY", "default")}};
+}
+
+json caseJson(const Result &r) {
+  json c = {{"name", r.name},
+            {"op", r.op},
+            {"bound", boundName(r.bound)},
+            {"in_cache", r.inCache},
+            {"working_set_bytes", r.workingSetBytes},
+            {"bytes", r.bytes},
+            {"flops", r.flops},
+            {"samples", r.samples},
+            {"generated_s", orNull(r.genSeconds)},
+            {"handwritten_s", orNull(r.twinSeconds)},
+            {"peer_s", orNull(r.peerSeconds)},
+            {"vs_handwritten", orNull(r.vsTwin)},
+            {"vs_peer", orNull(r.vsPeer)},
+            {"note", r.note},
+            {"twin_note", r.twinNote},
+            {"peer_note", r.peerNote},
+            {"peer_max_abs_diff",
+             r.peerMaxAbsDiff >= 0 ? json(r.peerMaxAbsDiff) : json(nullptr)},
+            {"error", r.error.empty() ? json(nullptr) : json(r.error)}};
+  const bool timed = r.genSeconds > 0;
+  const bool roofline = r.bound == Bound::Read || r.bound == Bound::Copy ||
+                        r.bound == Bound::Compute;
+  c["GBs"] = timed && r.bytes > 0 && r.bound != Bound::Compile
+                 ? json(r.bytes / r.genSeconds / 1e9)
+                 : json(nullptr);
+  c["GFLOPs"] =
+      timed && r.flops > 0 ? json(r.flops / r.genSeconds / 1e9) : json(nullptr);
+  c["us_per_call"] = timed ? json(r.genSeconds * 1e6) : json(nullptr);
+  c["calls_per_s"] = timed ? json(1.0 / r.genSeconds) : json(nullptr);
+  c["read_GBs"] = orNull(r.readGBs);
+  c["read_GBs_paired"] = orNull(r.readGBsPaired);
+  c["copy_GBs"] = r.bound == Bound::Copy ? orNull(r.copyGBs) : json(nullptr);
+  c["peak_GFLOPs"] = roofline ? orNull(r.peakGflops) : json(nullptr);
+  c["peak_name"] = r.peakName;
+  c["bound_s"] = roofline ? orNull(r.boundSeconds) : json(nullptr);
+  c["of_bound"] = roofline ? orNull(r.ofBound) : json(nullptr);
+  json extra = json::object();
+  for (const auto &[k, v] : r.extra)
+    extra[k] = v;
+  c["extra"] = extra;
+  return c;
+}
+
+std::string humanSeconds(double s) {
+  char buf[32];
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else if (s >= 1e-6)
+    std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+  return buf;
+}
+
+void progress(size_t i, size_t n, const Result &r, double wall) {
+  std::string line =
+      "[" + std::to_string(i) + "/" + std::to_string(n) + "] " + r.name + "  ";
+  char buf[96];
+  if (!r.error.empty()) {
+    line += "error: " + r.error;
+  } else {
+    line += humanSeconds(r.genSeconds);
+    if (r.bound == Bound::Compute && r.genSeconds > 0) {
+      std::snprintf(buf, sizeof buf, "  %.1f GFLOP/s",
+                    r.flops / r.genSeconds / 1e9);
+      line += buf;
+    } else if (r.bound == Bound::Read || r.bound == Bound::Copy) {
+      std::snprintf(buf, sizeof buf, "  %.1f GB/s",
+                    r.bytes / r.genSeconds / 1e9);
+      line += buf;
+    }
+    if (r.ofBound > 0) {
+      std::snprintf(buf, sizeof buf, "  %.2f of bound", r.ofBound);
+      line += buf;
+    }
+    if (r.vsTwin > 0) {
+      std::snprintf(buf, sizeof buf, "  twin/gen %.2f", r.vsTwin);
+      line += buf;
+    }
+    if (r.vsPeer > 0) {
+      std::snprintf(buf, sizeof buf, "  peer/gen %.2f", r.vsPeer);
+      line += buf;
+    }
+  }
+  std::snprintf(buf, sizeof buf, "  (%.1f s)", wall);
+  std::cerr << line << buf << std::endl;
+}
+
+/// The directory the bench scripts live in: next to the sources this was
+/// built from.
+fs::path scriptDir() {
+#ifdef TILEJIT_SOURCE_DIR
+  return fs::path(TILEJIT_SOURCE_DIR) / "bench";
+#else
+  return fs::current_path() / "bench";
+#endif
+}
+
+int runProcess(const std::vector<std::string> &argv) {
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    std::vector<char *> a;
+    for (const std::string &s : argv)
+      a.push_back(const_cast<char *>(s.c_str()));
+    a.push_back(nullptr);
+    ::execvp(a[0], a.data());
+    std::perror(a[0]);
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+int runBenchCommand(const DriverArgs &given) {
+  DriverArgs args = given;
+  // Debian's interpreter (where python3-torch and python3-matplotlib live)
+  // rather than whichever python3 comes first on the PATH.
+  if (args.python.empty())
+    args.python =
+        fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::regex filter;
+  try {
+    filter = std::regex(args.filter.empty() ? std::string(".") : args.filter);
+  } catch (const std::regex_error &e) {
+    std::cerr << "tilejit bench: bad --filter: " << e.what() << "\n";
+    return 2;
+  }
+  std::vector<const Case *> cases;
+  for (const Case &c : registry())
+    if (std::regex_search(c.name, filter))
+      cases.push_back(&c);
+  // The report's order: operators as below, each file's cases as it
+  // registers them (static registration runs in link order).
+  auto rank = [](const Case *c) {
+    static const char *order[] = {"ifa",    "nsa", "scatter",
+                                  "gather", "fag", "compile"};
+    return std::find(std::begin(order), std::end(order), c->op) -
+           std::begin(order);
+  };
+  std::stable_sort(
+      cases.begin(), cases.end(),
+      [&](const Case *a, const Case *b) { return rank(a) < rank(b); });
+  if (args.list) {
+    for (const Case *c : cases)
+      std::cout << c->name << "\n";
+    return 0;
+  }
+  if (cases.empty()) {
+    std::cerr << "tilejit bench: no case matches '" << args.filter << "'\n";
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const json loadStart = loadAverage();
+  const unsigned capped = jit::Options::process().numThreads();
+  const int threads = capped ? static_cast<int>(capped) : omp_get_max_threads();
+
+  std::cerr << "tilejit bench: " << cases.size() << " cases, " << threads
+            << " threads; measuring the arithmetic peaks" << std::endl;
+  Limits limits = measurePeaks(threads);
+
+  // The peer: PyTorch, where it imports.
+  Peer peer;
+  json peerJson = {{"installed", false}};
+  const bool wantsPeer =
+      !args.noPeer &&
+      std::any_of(cases.begin(), cases.end(), [](const Case *c) {
+        return c->op == "ifa" || c->op == "scatter" || c->op == "gather" ||
+               c->op == "fag";
+      });
+  if (wantsPeer) {
+    const fs::path script = scriptDir() / "peer" / "torch_peer.py";
+    if (!fs::exists(script)) {
+      peerJson["note"] =
+          "peer not installed (no " + script.filename().string() + ")";
+    } else if (!peer.start(args.python, script.string(), threads)) {
+      peerJson["note"] = "peer not installed: " + peer.error();
+    } else {
+      peerJson = peer.info();
+      peerJson["installed"] = true;
+      peerJson.erase("ok");
+    }
+  } else {
+    peerJson["note"] =
+        args.noPeer ? "peer not run (--no-peer)" : "no case has a peer";
+  }
+  if (!peerJson["installed"].get<bool>())
+    std::cerr << "tilejit bench: " << peerJson["note"].get<std::string>()
+              << std::endl;
+
+  Options opts;
+  opts.quick = args.quick;
+  opts.samples = args.samples;
+  opts.peer = peer.running() ? &peer : nullptr;
+  Context ctx(opts, limits);
+
+  json results = json::array();
+  int failed = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Result r = runCase(*cases[i], ctx);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    failed += !r.error.empty();
+    progress(i + 1, cases.size(), r, wall);
+    results.push_back(caseJson(r));
+  }
+
+  json bw = json::array();
+  for (const auto &[bytes, b] : limits.bandwidth)
+    bw.push_back({{"bytes", bytes},
+                  {"read_GBs", b.readGBs},
+                  {"copy_GBs", b.copyGBs},
+                  {"warm_read_GBs", b.warmReadGBs}});
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  json doc = {{"schema", 1},
+              {"tool", "tilejit bench"},
+              {"version", args.version},
+              {"commit", args.commit},
+              {"date", date},
+              {"host", hostInfo(threads, limits)},
+              {"options",
+               {{"quick", args.quick},
+                {"samples", ctx.samples()},
+                {"filter", args.filter}}},
+              {"load_average_start", loadStart},
+              {"load_average_end", loadAverage()},
+              {"duration_s", std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count()},
+              {"limits",
+               {{"threads", limits.threads},
+                {"fma_GFLOPs", limits.fmaGflops},
+                {"bf16_dot_GFLOPs", orNull(limits.bf16DotGflops)},
+                {"amx_bf16_GFLOPs", orNull(limits.amxGflops)},
+                {"llc_bytes", limits.llcBytes},
+                {"flush_bytes", limits.flushBytes},
+                {"bandwidth", bw}}},
+              {"peer", peerJson},
+              {"cases", results}};
+
+  std::string jsonPath = args.jsonPath;
+  if (!args.reportDir.empty() && (jsonPath.empty() || jsonPath == "-")) {
+    fs::create_directories(args.reportDir);
+    std::string host = doc["host"]["name"];
+    jsonPath = (fs::path(args.reportDir) / (host + "-" + args.commit + ".json"))
+                   .string();
+  }
+  if (jsonPath.empty() || jsonPath == "-") {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::ofstream out(jsonPath);
+    out << doc.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "tilejit bench: cannot write " << jsonPath << "\n";
+      return 1;
+    }
+    std::cerr << "tilejit bench: wrote " << jsonPath << std::endl;
+  }
+  if (!args.reportDir.empty()) {
+    const fs::path script = scriptDir() / "report" / "make_report.py";
+    const int rc =
+        runProcess({args.python, script.string(), jsonPath, args.reportDir});
+    if (rc != 0) {
+      std::cerr << "tilejit bench: the report failed (" << script.string()
+                << ", status " << rc << ")\n";
+      return 1;
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+} // namespace tilejit::bench

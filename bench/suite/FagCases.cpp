@@ -1,0 +1,197 @@
+//===- FagCases.cpp - FlashAttentionUnpaddingScoreGradV5: backward cases --===//
+//
+// The attention backward on the shapes of issue 23: T = 4 x 1024 (four
+// batches of 1024), N = 8, D = 128, no mask and causal (mode 3), bf16 and
+// fp32; one sequence of 8192 with a band of 1024 (mode 4, pre = 1024,
+// next = 0); GQA 8/2 causal. Compute-bound: the useful FLOPs (5 products x
+// 2 D per kept (i, j) per query head, kept positions counted exactly from
+// Problem::band) against the arithmetic peak of the dtype measured in this
+// run: the f32 FMA peak for fp32; for bf16 the AMX tdpbf16ps peak where
+// the host has AMX (the generated kernel's bf16 products run there), else
+// the vdpbf16ps peak, else the f32 FMA peak. The generated side includes
+// phase 1. The peer (4 x 1024, no mask and causal): PyTorch's autograd
+// backward of softmax(Q K^T scale + mask) V per batch, on the same
+// inputs (the graph built once; each call computes dQ, dK, dV from it).
+// Problems (inputs, a float64 forward for M, L and O) are built once per
+// process.
+//
+//===----------------------------------------------------------------------===//
+#include "MachineLimits.h"
+#include "Peer.h"
+#include "Suite.h"
+
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace tilejit;
+namespace fag = tilejit::ops::fag;
+using runtime::DataType;
+
+namespace {
+
+/// Shape ids: 0 no mask, 1 causal (both T = 4 x 1024, N = 8), 2 one 8192
+/// sequence with a 1024 band, 3 GQA 8/2 causal.
+fag::Config shapeConfig(int64_t shape, DataType t) {
+  fag::Config c;
+  c.dtype = t;
+  c.n1 = 8;
+  c.n2 = shape == 3 ? 2 : 8;
+  c.d = 128;
+  c.seqQ = c.seqKv =
+      shape == 2 ? std::vector<int64_t>{8192} : std::vector<int64_t>(4, 1024);
+  if (shape != 0) {
+    c.mask = fag::MaskForm::Compressed;
+    c.sparseMode = shape == 2 ? 4 : 3;
+    c.preTokens = shape == 2 ? 1024 : 65536;
+    c.nextTokens = shape == 2 ? 0 : 65536;
+  }
+  return c;
+}
+
+const char *shapeName(int64_t shape) {
+  static const char *names[] = {
+      "full/T4x1024-N8-D128/tnd", "causal/T4x1024-N8-D128/tnd",
+      "band/T8192-N8-D128-W1024/tnd", "causal-gqa/T4x1024-N8-KV2-D128/tnd"};
+  return names[shape];
+}
+
+/// Useful FLOPs: 5 products x 2 D per kept (i, j) per query head.
+double usefulFlops(const fag::Data &data) {
+  fag::Problem p;
+  if (!fag::validate(data.args(), p))
+    return 0;
+  double kept = 0;
+  for (int64_t b = 0; b < p.bin; ++b) {
+    const fag::Problem::Band band = p.band(b);
+    const int64_t sq = p.sq(b);
+    for (int64_t j = 0; j < p.skv(b); ++j) {
+      if (j < band.prefix) {
+        kept += static_cast<double>(sq);
+        continue;
+      }
+      const int64_t lo = std::max<int64_t>(0, j - band.hi),
+                    hi = std::min(sq - 1, j - band.lo);
+      kept += static_cast<double>(std::max<int64_t>(0, hi - lo + 1));
+    }
+  }
+  return kept * static_cast<double>(p.n1) * 5.0 * 2.0 *
+         static_cast<double>(p.d);
+}
+
+using bench::Bound;
+using bench::Context;
+using bench::Result;
+
+size_t viewBytes(const runtime::TensorView &v) {
+  int64_t n = runtime::elementSize(v.dtype);
+  for (int64_t s : v.shape)
+    n *= s;
+  return static_cast<size_t>(n);
+}
+
+void setupPeer(Context &ctx, fag::Data &data, int64_t shape, Result &r) {
+  bench::Peer *peer = ctx.peer();
+  if (!peer || shape > 1)
+    return;
+  const auto &a = data.args();
+  auto put = [&](const char *name, const runtime::TensorView *v) {
+    return peer->writeInput(name, v->data, viewBytes(*v));
+  };
+  nlohmann::json spec = {
+      {"case", "fag"},
+      {"dtype", a.query->dtype == DataType::BFloat16 ? "bf16" : "f32"},
+      {"seq", data.config().seqQ},
+      {"n", data.config().n1},
+      {"d", data.config().d},
+      {"causal", shape == 1},
+      {"scale", a.scaleValue},
+      {"q", put("q", a.query)},
+      {"k", put("k", a.keyIn)},
+      {"v", put("v", a.value)},
+      {"dy", put("dy", a.dy)},
+      {"expect_dq", put("dq", a.dqOut)}};
+  if (peer->setup(spec)) {
+    r.peerNote = peer->lastAnswer().value("note", "");
+    r.peerMaxAbsDiff = peer->lastAnswer().value("max_abs_diff", -1.0);
+  } else {
+    r.peerNote = "peer: " + peer->error();
+  }
+}
+
+Result runFag(Context &ctx, int64_t shape, DataType t) {
+  auto owned = std::make_unique<fag::Data>(shapeConfig(shape, t));
+  fag::Data &data = *owned;
+  Result r;
+  if (runtime::Status s = ops::flashAttentionScoreGrad(data.args()); !s) {
+    r.error = s.message();
+    return r;
+  }
+  r.bound = Bound::Compute;
+  r.flops = usefulFlops(data);
+  const bench::Limits &l = ctx.limits();
+  r.peakGflops = l.fmaGflops;
+  r.peakName = "f32 FMA";
+  if (t == DataType::BFloat16 && l.amxGflops > 0) {
+    r.peakGflops = l.amxGflops;
+    r.peakName = "AMX bf16";
+  } else if (t == DataType::BFloat16 && l.bf16DotGflops > 0) {
+    r.peakGflops = l.bf16DotGflops;
+    r.peakName = "vdpbf16ps";
+  }
+  const auto &a = data.args();
+  for (const runtime::TensorView *v :
+       {a.query, a.keyIn, a.value, a.dy, a.dqOut, a.dkOut, a.dvOut})
+    r.bytes += static_cast<double>(viewBytes(*v));
+  r.workingSetBytes = r.bytes;
+  const bool twinOk = ops::flashAttentionScoreGradHandwritten(data.args());
+  // The generated kernel's outputs are what the peer compares with.
+  (void)ops::flashAttentionScoreGrad(data.args());
+  setupPeer(ctx, data, shape, r);
+  ctx.measure(
+      r, [&] { (void)ops::flashAttentionScoreGrad(data.args()); },
+      twinOk ? bench::Call([&] {
+        (void)ops::flashAttentionScoreGradHandwritten(data.args());
+      })
+             : bench::Call(),
+      true, ctx.options().quick ? 2 : 3);
+  if (!twinOk)
+    r.twinNote = "the twin does not cover this call (or this host)";
+  return r;
+}
+
+std::string caseName(int64_t shape, DataType t) {
+  return std::string("fag/") + shapeName(shape) +
+         (t == DataType::Float ? "/f32" : "/bf16");
+}
+
+// Registration order is the report's order.
+bench::Registrar r0(caseName(0, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 0, DataType::BFloat16);
+});
+bench::Registrar r1(caseName(1, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 1, DataType::BFloat16);
+});
+bench::Registrar r2(caseName(0, DataType::Float), "fag",
+                    [](Context &c) { return runFag(c, 0, DataType::Float); });
+bench::Registrar r3(caseName(1, DataType::Float), "fag",
+                    [](Context &c) { return runFag(c, 1, DataType::Float); });
+bench::Registrar r4(caseName(2, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 2, DataType::BFloat16);
+});
+bench::Registrar r5(caseName(3, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 3, DataType::BFloat16);
+});
+bench::Registrar r6(caseName(2, DataType::Float), "fag",
+                    [](Context &c) { return runFag(c, 2, DataType::Float); });
+bench::Registrar r7(caseName(3, DataType::Float), "fag",
+                    [](Context &c) { return runFag(c, 3, DataType::Float); });
+
+} // namespace

@@ -1,0 +1,147 @@
+//===- Peer.cpp - PyTorch as a peer, timed alternately with tilejit -------===//
+#include "Peer.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace tilejit::bench {
+
+Peer::~Peer() {
+  if (to_) {
+    std::fputs("{\"op\":\"quit\"}\n", to_);
+    std::fclose(to_);
+  }
+  if (from_)
+    std::fclose(from_);
+  if (pid_ > 0)
+    ::waitpid(pid_, nullptr, 0);
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+bool Peer::start(const std::string &python, const std::string &script,
+                 int threads) {
+  int in[2], out[2];
+  if (::pipe(in) != 0 || ::pipe(out) != 0) {
+    error_ = "pipe: " + std::string(std::strerror(errno));
+    return false;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    error_ = "fork: " + std::string(std::strerror(errno));
+    return false;
+  }
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[1]);
+    ::close(out[0]);
+    // The peer at its best: glibc keeps freed blocks up to its largest
+    // mmap threshold and never trims the heap, so a buffer freed by one call
+    // is reused by the next instead of coming back as fresh pages (a page
+    // fault each). Its threads are the benchmark's.
+    ::setenv("MALLOC_MMAP_THRESHOLD_", "33554432", 1);
+    ::setenv("MALLOC_TRIM_THRESHOLD_", "4294967296", 1);
+    ::setenv("MALLOC_TOP_PAD_", "268435456", 1);
+    const std::string t = std::to_string(threads);
+    ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
+    ::setenv("OPENBLAS_NUM_THREADS", t.c_str(), 1);
+    ::execlp(python.c_str(), python.c_str(), script.c_str(),
+             static_cast<char *>(nullptr));
+    std::fprintf(stderr, "cannot run %s: %s\n", python.c_str(),
+                 std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  pid_ = pid;
+  to_ = ::fdopen(in[1], "w");
+  from_ = ::fdopen(out[0], "r");
+  ::signal(SIGPIPE, SIG_IGN);
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "tilejit-peer-XXXXXX").string();
+  if (char *d = ::mkdtemp(tmpl.data()))
+    dir_ = d;
+  if (!request({{"op", "hello"}, {"threads", threads}})) {
+    if (error_.empty())
+      error_ = "the peer did not answer";
+    return false;
+  }
+  info_ = answer_;
+  return true;
+}
+
+bool Peer::request(const nlohmann::json &msg) {
+  if (!to_ || !from_)
+    return false;
+  const std::string line = msg.dump() + "\n";
+  if (std::fputs(line.c_str(), to_) < 0 || std::fflush(to_) != 0) {
+    error_ = "the peer's pipe closed";
+    return false;
+  }
+  std::string in;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, from_)) {
+    in += buf;
+    if (!in.empty() && in.back() == '\n')
+      break;
+  }
+  if (in.empty()) {
+    error_ = "the peer exited";
+    std::fclose(to_);
+    std::fclose(from_);
+    to_ = from_ = nullptr;
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return false;
+  }
+  answer_ = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (answer_.is_discarded() || !answer_.value("ok", false)) {
+    error_ = answer_.is_discarded()
+                 ? "unreadable answer: " + in
+                 : answer_.value("error", std::string("failed"));
+    return false;
+  }
+  return true;
+}
+
+std::string Peer::writeInput(const std::string &name, const void *data,
+                             size_t bytes) {
+  const std::string path = dir_ + "/" + name;
+  std::ofstream(path, std::ios::binary)
+      .write(static_cast<const char *>(data),
+             static_cast<std::streamsize>(bytes));
+  return path;
+}
+
+bool Peer::setup(const nlohmann::json &spec) {
+  nlohmann::json msg = spec;
+  msg["op"] = "setup";
+  ready_ = request(msg);
+  return ready_;
+}
+
+double Peer::run() {
+  if (!ready_ || !request({{"op", "run"}}))
+    return -1;
+  return answer_.value("s", -1.0);
+}
+
+void Peer::reset() {
+  if (ready_)
+    request({{"op", "reset"}});
+  ready_ = false;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(dir_, ec))
+    std::filesystem::remove(e.path(), ec);
+}
+
+} // namespace tilejit::bench

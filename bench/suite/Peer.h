@@ -1,0 +1,65 @@
+//===- Peer.h - PyTorch as a peer, timed alternately with tilejit -*- C++
+//-*-===//
+///
+/// \file
+/// The peer is a Python process (bench/peer/torch_peer.py) that speaks one
+/// JSON object per line on its stdin and stdout. A case writes its inputs to
+/// files in the peer's directory, sends `setup` (what to build from them),
+/// then, sample by sample, `run`: the peer runs its operator once and
+/// answers with the seconds it took, timed in the peer around the call
+/// alone. The benchmark flushes the cache before sending `run`, as it does
+/// before its own calls, so both sides see the same memory state.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_BENCH_SUITE_PEER_H
+#define TILEJIT_BENCH_SUITE_PEER_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace tilejit::bench {
+
+class Peer {
+public:
+  Peer() = default;
+  ~Peer();
+  Peer(const Peer &) = delete;
+  Peer &operator=(const Peer &) = delete;
+
+  /// Starts `python script` with `threads` threads. False (and error())
+  /// where it cannot start or torch does not import.
+  bool start(const std::string &python, const std::string &script, int threads);
+  bool running() const { return pid_ > 0; }
+  /// The peer's `hello` answer: torch version, BLAS, threads, settings.
+  const nlohmann::json &info() const { return info_; }
+  const std::string &error() const { return error_; }
+
+  /// Writes `bytes` at `data` to a file of the peer's directory; its path.
+  std::string writeInput(const std::string &name, const void *data,
+                         size_t bytes);
+  /// Builds the peer's side of a case from `spec`; false (error()) if the
+  /// peer cannot express it. The answer's fields are in lastAnswer().
+  bool setup(const nlohmann::json &spec);
+  bool ready() const { return ready_; }
+  /// One call of the peer's operator; its seconds, or a negative value.
+  double run();
+  /// Drops the current case (its files).
+  void reset();
+  const nlohmann::json &lastAnswer() const { return answer_; }
+
+private:
+  bool request(const nlohmann::json &msg);
+
+  int pid_ = -1;
+  FILE *to_ = nullptr, *from_ = nullptr;
+  std::string dir_, error_;
+  nlohmann::json info_, answer_;
+  bool ready_ = false;
+};
+
+} // namespace tilejit::bench
+
+#endif

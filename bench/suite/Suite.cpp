@@ -1,0 +1,212 @@
+//===- Suite.cpp - The benchmark cases' registry and timing harness -------===//
+#include "Suite.h"
+
+#include "MachineLimits.h"
+#include "Peer.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace tilejit::bench {
+
+const char *boundName(Bound b) {
+  switch (b) {
+  case Bound::Read:
+    return "read";
+  case Bound::Copy:
+    return "copy";
+  case Bound::Compute:
+    return "compute";
+  case Bound::Latency:
+    return "latency";
+  case Bound::Compile:
+    return "compile";
+  }
+  return "?";
+}
+
+std::vector<Case> &registry() {
+  static std::vector<Case> cases;
+  return cases;
+}
+
+Registrar::Registrar(std::string name, std::string op,
+                     std::function<Result(Context &)> run) {
+  registry().push_back({std::move(name), std::move(op), std::move(run)});
+}
+
+namespace {
+
+/// The last-level cache in bytes (sysconf, then sysfs; 32 MiB if neither
+/// says).
+size_t llcBytes() {
+  long v = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v <= 0)
+    v = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? static_cast<size_t>(v) : size_t(32) << 20;
+}
+
+} // namespace
+
+Limits measurePeaks(int threads) {
+  Limits l;
+  l.threads = threads;
+  l.fmaGflops = fmaPeakGflops() * threads;
+  l.bf16DotGflops = bf16DotPeakGflops() * threads;
+  l.amxGflops = amxBf16PeakGflops() * threads;
+  l.llcBytes = llcBytes();
+  return l;
+}
+
+Context::Context(const Options &opts, Limits &limits)
+    : opts_(opts), limits_(limits) {
+  size_t bytes = opts.flushBytes ? opts.flushBytes : limits.llcBytes / 2 * 3;
+  limits_.flushBytes = bytes;
+  flush_ = std::make_unique<ReadProbe>(bytes, limits.threads);
+}
+
+Context::~Context() = default;
+
+double Context::flush() { return flush_->seconds(); }
+
+const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
+  auto it = limits_.bandwidth.find(bytes);
+  if (it != limits_.bandwidth.end())
+    return it->second;
+  Limits::Bandwidth bw;
+  const int threads = limits_.threads;
+  const int reps = opts_.quick ? 3 : 7;
+  ReadProbe probe(bytes, threads);
+  std::vector<double> cold, warm;
+  for (int i = 0; i < reps; ++i) {
+    flush();
+    cold.push_back(probe.seconds());
+  }
+  for (int i = 0; i < reps; ++i)
+    warm.push_back(probe.seconds());
+  // A limit is the best the machine did (case times are medians).
+  auto best = [](const std::vector<double> &v) {
+    return *std::min_element(v.begin(), v.end());
+  };
+  bw.readGBs = static_cast<double>(bytes) / best(cold) / 1e9;
+  bw.warmReadGBs = static_cast<double>(bytes) / best(warm) / 1e9;
+  // Copy from memory: `bytes` read and as many written, after a flush.
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  std::vector<double> copy;
+  for (int i = 0; i < reps; ++i) {
+    flush();
+    copy.push_back(seconds([&] {
+#pragma omp parallel num_threads(threads)
+      {
+        const size_t t = static_cast<size_t>(omp_get_thread_num()),
+                     nt = static_cast<size_t>(omp_get_num_threads());
+        const size_t chunk = bytes / nt, begin = t * chunk,
+                     end = t == nt - 1 ? bytes : begin + chunk;
+        std::copy(a.begin() + static_cast<std::ptrdiff_t>(begin),
+                  a.begin() + static_cast<std::ptrdiff_t>(end),
+                  b.begin() + static_cast<std::ptrdiff_t>(begin));
+      }
+    }));
+  }
+  bw.copyGBs = 2.0 * static_cast<double>(bytes) / best(copy) / 1e9;
+  return limits_.bandwidth[bytes] = bw;
+}
+
+void Context::measure(Result &r, const Call &gen, const Call &twin,
+                      bool withPeer, int n) {
+  const int count = n > 0 ? n : samples();
+  const bool cold = !r.inCache;
+  Peer *peer =
+      withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr;
+  const double flushBytes = static_cast<double>(limits_.flushBytes);
+  std::vector<double> g, t, p, vsT, vsP, flushGBs;
+  // One warm-up call of each side outside the timing.
+  gen();
+  if (twin)
+    twin();
+  if (peer && peer->run() < 0)
+    peer = nullptr;
+  for (int i = 0; i < count; ++i) {
+    double gs = 0, ts = 0, ps = 0;
+    auto one = [&](int side) {
+      if (cold) {
+        flushGBs.push_back(flushBytes / flush() / 1e9);
+      }
+      if (side == 0)
+        gs = seconds(gen);
+      else if (side == 1)
+        ts = seconds(twin);
+      else
+        ps = peer->run();
+    };
+    // The order rotates: generated first, then twin first, then peer first.
+    const int sides = 1 + (twin ? 1 : 0) + (peer ? 1 : 0);
+    int order[3] = {0, twin ? 1 : 2, 2};
+    for (int k = 0; k < sides; ++k)
+      one(order[(k + i) % sides]);
+    g.push_back(gs);
+    if (twin) {
+      t.push_back(ts);
+      vsT.push_back(ts / gs);
+    }
+    if (peer && ps > 0) {
+      p.push_back(ps);
+      vsP.push_back(ps / gs);
+    }
+  }
+  r.samples = count;
+  r.genSeconds = median(g);
+  if (!t.empty()) {
+    r.twinSeconds = median(t);
+    r.vsTwin = median(vsT);
+  }
+  if (!p.empty()) {
+    r.peerSeconds = median(p);
+    r.vsPeer = median(vsP);
+  }
+  if (!flushGBs.empty())
+    r.readGBsPaired = median(flushGBs);
+
+  // Limits and the roofline bound.
+  if (r.bound == Bound::Latency || r.bound == Bound::Compile)
+    return;
+  const Limits::Bandwidth &bw =
+      bandwidthAt(static_cast<size_t>(r.workingSetBytes));
+  r.readGBs = r.inCache ? bw.warmReadGBs : bw.readGBs;
+  r.copyGBs = bw.copyGBs;
+  // Bytes against the read bandwidth from memory: the higher of the
+  // bandwidth at the working-set size (the best of its passes in this run)
+  // and that of the flush reads next to the calls (their median), since a
+  // limit is the most the machine was seen to do; warm for in-cache cases.
+  if (!r.inCache)
+    r.readGBs = std::max(r.readGBs, r.readGBsPaired);
+  double memBound = 0;
+  if (r.bound == Bound::Copy)
+    memBound = r.bytes / (r.copyGBs * 1e9);
+  else if (r.bytes > 0)
+    memBound = r.bytes / (r.readGBs * 1e9);
+  const double peak = r.peakGflops;
+  const double flopBound = peak > 0 && r.flops > 0 ? r.flops / (peak * 1e9) : 0;
+  r.boundSeconds = std::max(memBound, flopBound);
+  if (r.boundSeconds > 0 && r.genSeconds > 0)
+    r.ofBound = r.boundSeconds / r.genSeconds;
+}
+
+Result runCase(const Case &c, Context &ctx) {
+  Result r;
+  try {
+    r = c.run(ctx);
+  } catch (const std::exception &e) {
+    r.error = e.what();
+  }
+  r.name = c.name;
+  r.op = c.op;
+  if (ctx.peer())
+    ctx.peer()->reset();
+  return r;
+}
+
+} // namespace tilejit::bench
