@@ -324,13 +324,15 @@ private:
         if (!isElementwise(inner->kind()) && inner->kind() != OpKind::Constant &&
             inner->kind() != OpKind::Iota && inner->kind() != OpKind::Yield)
           fail(*inner, "only elementwise ops, constants and iota may appear in a fused body");
-      std::set<const Value *> saved = visible_;
-      visible_.clear();
+      // The body sees only its own arguments; a swap (not a copy) keeps
+      // this linear in the kernel's size.
+      std::set<const Value *> saved;
+      saved.swap(visible_);
       const Op *outerFused = fusedParent_;
       fusedParent_ = &op;
       checkBlock(*op.block(0), true, "fused");
       fusedParent_ = outerFused;
-      visible_ = saved;
+      visible_.swap(saved);
       if (const Op *y = op.block(0)->terminator())
         if (y->numOperands() != 1 ||
             y->operand(0)->type() != Type::scalar(rt.elem()))
