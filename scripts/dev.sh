@@ -4,6 +4,7 @@
 #   scripts/dev.sh demo        install dependencies, build, run `tilejit demo`
 #   scripts/dev.sh test        install dependencies, build, run the whole test suite
 #   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
+#   scripts/dev.sh fuzz [S]    each libFuzzer target for S seconds (default 60)
 #   scripts/dev.sh bench       build and run the benchmarks
 #   scripts/dev.sh deps        only install the dependencies
 #
@@ -22,6 +23,7 @@ packages=(
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libomp-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev
+  clang-19 libclang-rt-19-dev libomp-19-dev
 )
 
 install_deps() {
@@ -65,11 +67,31 @@ case "$cmd" in
     install_deps
     configure "${build}-asan" -DTILE_SANITIZE=address,undefined -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 run_tests "${build}-asan" ;;
+  fuzz)
+    # The fuzzers in their own clang build (ASan + UBSan, the libraries with
+    # -fsanitize=fuzzer-no-link): only the front end, the passes and codegen
+    # are compiled. Each target starts from its seeds and the saved crashes;
+    # a new crash stops the run and leaves its input in the build folder.
+    install_deps
+    secs=${2:-60}
+    CC=clang-19 CXX=clang++-19 configure "${build}-fuzz" -DTILE_FUZZ=ON \
+      -DTILE_SANITIZE=address,undefined -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON \
+      -DTILE_ENABLE_TESTS=OFF -DTILE_ENABLE_BENCH=OFF
+    ninja -C "${build}-fuzz" -j "$jobs" tile-fuzz-dsl tile-fuzz-tir
+    for t in dsl tir; do
+      work=$(mktemp -d)
+      cp fuzz/corpus/$t/* fuzz/regressions/$t/* "$work"/
+      ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+        "${build}-fuzz/fuzz/tile-fuzz-$t" -max_total_time="$secs" -timeout=20 \
+        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+        -artifact_prefix="${build}-fuzz/crash-$t-" "$work"
+      rm -rf "$work"
+    done ;;
   bench)
     install_deps
     configure "$build"
     ninja -C "$build" -j "$jobs" tilejit-bench
     "$build/bench/tilejit-bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "${@:2}" ;;
   *)
-    sed -n '2,13p' "$0"; exit 2 ;;
+    sed -n '2,14p' "$0"; exit 2 ;;
 esac
