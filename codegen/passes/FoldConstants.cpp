@@ -198,7 +198,8 @@ public:
   bool run() {
     bool any = false;
     for (bool again = true; again;) {
-      again = foldBlock(kernel_.grid()) | foldBlock(kernel_.body());
+      again = foldBlock(kernel_.grid());
+      again |= foldBlock(kernel_.body());
       replacer_.apply(kernel_);
       again |= removeDead();
       any |= again;
