@@ -5,6 +5,7 @@
 #   scripts/dev.sh test        install dependencies, build, run the whole test suite
 #   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
 #   scripts/dev.sh tsan        the threaded tests (caches, launches, streams) under TSan
+#   scripts/dev.sh fuzz [S]    each libFuzzer target for S seconds (default 60)
 #   scripts/dev.sh bench       build, run `tilejit bench --report bench/results`
 #                              (extra arguments go to it, e.g. --filter RE)
 #   scripts/dev.sh deps        only install the dependencies
@@ -27,6 +28,8 @@ packages=(
 )
 # The benchmark report's peer: PyTorch on an optimised BLAS (bench only).
 bench_packages=(python3-torch libopenblas0-openmp)
+# libFuzzer comes with clang (fuzz only).
+fuzz_packages=(clang-19 libclang-rt-19-dev libomp-19-dev)
 
 install_deps() { # extra packages...
   local missing=()
@@ -69,6 +72,26 @@ case "$cmd" in
     install_deps
     configure "${build}-asan" -DTILE_SANITIZE=address,undefined -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 run_tests "${build}-asan" ;;
+  fuzz)
+    # The fuzzers in their own clang build (ASan + UBSan, the libraries with
+    # -fsanitize=fuzzer-no-link): only the front end, the passes and codegen
+    # are compiled. Each target starts from its seeds and the saved crashes;
+    # a new crash stops the run and leaves its input in the build folder.
+    install_deps "${fuzz_packages[@]}"
+    secs=${2:-60}
+    CC=clang-19 CXX=clang++-19 configure "${build}-fuzz" -DTILE_FUZZ=ON \
+      -DTILE_SANITIZE=address,undefined -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON \
+      -DTILE_ENABLE_TESTS=OFF -DTILE_ENABLE_BENCH=OFF
+    ninja -C "${build}-fuzz" -j "$jobs" tile-fuzz-dsl tile-fuzz-tir
+    for t in dsl tir; do
+      work=$(mktemp -d)
+      cp fuzz/corpus/$t/* fuzz/regressions/$t/* "$work"/
+      ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+        "${build}-fuzz/fuzz/tile-fuzz-$t" -max_total_time="$secs" -timeout=20 \
+        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+        -artifact_prefix="${build}-fuzz/crash-$t-" "$work"
+      rm -rf "$work"
+    done ;;
   tsan)
     # Only what the threaded tests need: the libraries and one test binary
     # (tests/CMakeLists.txt) of the kernel and disk caches, launches, the C
@@ -89,5 +112,5 @@ case "$cmd" in
     ninja -C "$build" -j "$jobs" tilejit-cli
     "$build/tools/tilejit" bench --report bench/results "${@:2}" ;;
   *)
-    sed -n '2,14p' "$0"; exit 2 ;;
+    sed -n '2,15p' "$0"; exit 2 ;;
 esac

@@ -198,7 +198,9 @@ public:
   bool run() {
     bool any = false;
     for (bool again = true; again;) {
-      again = foldBlock(kernel_.grid()) | foldBlock(kernel_.body());
+      again = foldBlock(kernel_.grid());
+      again |= foldBlock(kernel_.body());
+      replacer_.apply(kernel_);
       again |= removeDead();
       any |= again;
     }
@@ -221,6 +223,9 @@ private:
     bool changed = false;
     for (size_t i = 0; i < b.ops().size(); ++i) {
       Op &op = *b.ops()[i];
+      // Values replaced earlier in this round: an op comes after the ops
+      // that define its operands, so rewriting it on its visit sees them all.
+      replacer_.rewrite(op);
       for (unsigned bi = 0; bi < op.numBlocks(); ++bi)
         changed |= foldBlock(*op.block(bi));
       if (op.kind() == OpKind::If) {
@@ -236,7 +241,8 @@ private:
         auto st = intConstant(op.operand(2));
         if (lb && ub && st && (*lb >= *ub || *st <= 0)) {
           for (unsigned r = 0; r < op.numResults(); ++r)
-            replaceAllUses(kernel_, op.result(r), op.operand(3 + r));
+            replacer_.replace(op.result(r), op.operand(3 + r));
+          replacer_.retire(std::move(b.ops()[i]));
           b.ops().erase(b.ops().begin() + i);
           changed = true;
           --i;
@@ -251,7 +257,8 @@ private:
       if (op.kind() == OpKind::Select) {
         // A constant condition picks an operand, constant or not.
         if (auto c = intConstant(op.operand(0))) {
-          replaceAllUses(kernel_, op.result(), op.operand(*c ? 1 : 2));
+          replacer_.replace(op.result(), op.operand(*c ? 1 : 2));
+          replacer_.retire(std::move(b.ops()[i]));
           b.ops().erase(b.ops().begin() + i);
           changed = true;
           --i;
@@ -282,7 +289,8 @@ private:
       if (!folded)
         continue;
       folded->setParentBlock(&b);
-      replaceAllUses(kernel_, op.result(), folded->result());
+      replacer_.replace(op.result(), folded->result());
+      replacer_.retire(std::move(b.ops()[i]));
       b.ops()[i] = std::move(folded);
       changed = true;
     }
@@ -294,23 +302,27 @@ private:
     Op &ifOp = *parent.ops()[pos];
     Op *yield = taken.terminator();
     for (unsigned r = 0; r < ifOp.numResults(); ++r)
-      replaceAllUses(kernel_, ifOp.result(r), yield->operand(r));
+      replacer_.replace(ifOp.result(r), yield->operand(r));
     std::vector<std::unique_ptr<Op>> moved;
     for (auto &inner : taken.ops())
       if (inner.get() != yield)
         moved.push_back(std::move(inner));
-    auto owner = std::move(parent.ops()[pos]);
+    replacer_.retire(std::move(parent.ops()[pos]));
     parent.ops().erase(parent.ops().begin() + pos);
     for (size_t j = 0; j < moved.size(); ++j)
       parent.insert(pos + j, std::move(moved[j]));
   }
 
+  /// Removes ops without side effects whose results are unused. Ops are
+  /// swept last to first and each removal gives back its operands' uses, so
+  /// a dead chain goes in one sweep; the block is compacted once.
   bool removeDead() {
     bool changed = false;
     for (bool again = true; again;) {
       again = false;
       auto uses = countUses(kernel_);
       std::function<void(Block &)> sweep = [&](Block &b) {
+        bool erased = false;
         for (size_t i = b.ops().size(); i-- > 0;) {
           Op &op = *b.ops()[i];
           for (unsigned bi = 0; bi < op.numBlocks(); ++bi)
@@ -323,9 +335,12 @@ private:
             used |= uses[op.result(r)] != 0;
           if (used)
             continue;
-          b.ops().erase(b.ops().begin() + i);
-          again = changed = true;
+          dropUses(op, uses);
+          b.ops()[i].reset();
+          erased = again = changed = true;
         }
+        if (erased)
+          std::erase(b.ops(), nullptr);
       };
       sweep(kernel_.body());
       sweep(kernel_.grid());
@@ -333,7 +348,17 @@ private:
     return changed;
   }
 
+  /// Gives back the uses of `op`'s operands and of its nested ops'.
+  static void dropUses(Op &op, std::map<const Value *, unsigned> &uses) {
+    for (const Value *v : op.operands())
+      --uses[v];
+    for (unsigned bi = 0; bi < op.numBlocks(); ++bi)
+      for (auto &inner : op.block(bi)->ops())
+        dropUses(*inner, uses);
+  }
+
   Kernel &kernel_;
+  UseReplacer replacer_;
 };
 
 } // namespace

@@ -25,7 +25,9 @@ public:
 
   bool run() {
     uses_ = countUses(kernel_);
-    return fuseBlock(kernel_.body());
+    bool changed = fuseBlock(kernel_.body());
+    replacer_.apply(kernel_);
+    return changed;
   }
 
 private:
@@ -209,11 +211,25 @@ private:
                          op->attrs());
     }
     bb.yield(root.loc(), {mapped[root.result()]});
+    // The use counts follow the rewrite: the group's operand slots go, the
+    // fused op's inputs come, the root's uses become the fused result's.
+    for (const Op *op : group)
+      for (const Value *v : op->operands())
+        --uses_[v];
+    for (const Value *v : inputs)
+      ++uses_[v];
+    for (const Op *op : group)
+      if (op != &root)
+        uses_.erase(op->result()); // erased below
     fused->setOperands(inputs);
-    // Replace the root; erase the absorbed producers.
+    // Replace the root (its users are later in the block or nested in later
+    // ops, all visited already: the replacer rewrites them at the end);
+    // erase the absorbed producers.
     Value *oldResult = root.result();
+    uses_[result] = uses_[oldResult];
     fused->setParentBlock(&b);
-    replaceAllUses(kernel_, oldResult, result);
+    replacer_.replace(oldResult, result);
+    replacer_.retire(std::move(b.ops()[rootPos]));
     b.ops()[rootPos] = std::move(fused);
     size_t erasedBefore = 0;
     for (size_t j = rootPos; j-- > 0;)
@@ -221,12 +237,12 @@ private:
         b.ops().erase(b.ops().begin() + j);
         ++erasedBefore;
       }
-    uses_ = countUses(kernel_);
     return rootPos - erasedBefore;
   }
 
   Kernel &kernel_;
   std::map<const Value *, unsigned> uses_;
+  UseReplacer replacer_;
 };
 
 } // namespace

@@ -7,6 +7,7 @@ namespace tilejit::passes {
 
 bool specializeKernel(ir::Kernel &kernel, DiagnosticEngine &) {
   bool changed = false;
+  ir::UseReplacer replacer;
   ir::walk(kernel, [&](ir::Op &op) {
     if (op.kind() != ir::OpKind::ConstParam)
       return;
@@ -19,12 +20,14 @@ bool specializeKernel(ir::Kernel &kernel, DiagnosticEngine &) {
     for (size_t i = 0; i < block->ops().size(); ++i)
       if (block->ops()[i].get() == &op) {
         replacement->setParentBlock(block);
-        ir::replaceAllUses(kernel, old, res);
+        replacer.replace(old, res);
+        replacer.retire(std::move(block->ops()[i]));
         block->ops()[i] = std::move(replacement);
         break;
       }
     changed = true;
   });
+  replacer.apply(kernel);
   return changed;
 }
 

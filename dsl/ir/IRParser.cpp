@@ -552,6 +552,15 @@ private:
 
   /// `{` [`^(` args `):`] ops `}` into `block`.
   bool parseRegionBody(Block &block) {
+    if (regionDepth_ >= kMaxRegionDepth)
+      return errorHere("regions nest deeper than the limit of " +
+                       std::to_string(kMaxRegionDepth));
+    ++regionDepth_;
+    bool ok = parseRegionBodyAt(block);
+    --regionDepth_;
+    return ok;
+  }
+  bool parseRegionBodyAt(Block &block) {
     if (!expectPunct("{"))
       return false;
     if (consumePunct("^")) {
@@ -795,6 +804,7 @@ private:
   Lexer lexer_;
   Token tok_;
   bool failed_ = false;
+  unsigned regionDepth_ = 0; ///< regions being parsed
   /// The `value` attribute of the op being parsed.
   struct {
     bool present = false, isFloat = false;

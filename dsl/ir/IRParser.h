@@ -16,6 +16,12 @@
 
 namespace tilejit::ir {
 
+/// How deep regions (the blocks of `for`, `if`, `fused`) may nest in the
+/// text: every later stage recurses over them, so the bound keeps a hostile
+/// file from overflowing the stack. The DSL front end's own limit on nested
+/// statements (the same number) keeps what it produces well inside.
+constexpr unsigned kMaxRegionDepth = 256;
+
 /// Parses buffer `buffer` of `diags`; null (with diagnostics) on error.
 std::unique_ptr<Module> parseModule(DiagnosticEngine &diags, uint32_t buffer);
 

@@ -13,6 +13,7 @@ public:
       : kernel_(k), diags_(d), opts_(o) {}
 
   bool run() {
+    checkKernelAttrs();
     for (unsigned i = 0; i < kernel_.params.size(); ++i)
       visible_.insert(kernel_.gridParamValue(i));
     checkBlock(kernel_.grid(), /*needsYield=*/true, "grid");
@@ -35,6 +36,44 @@ private:
     diags_.error(op.loc(), std::string("invalid '") + mnemonic(op.kind()) +
                                "': " + msg);
     ok_ = false;
+  }
+
+  void failKernel(const std::string &msg) {
+    diags_.error(kernel_.loc, "invalid kernel '" + kernel_.name() + "': " + msg);
+    ok_ = false;
+  }
+
+  /// `param.axis` names an axis of a tensor parameter (what a constraint
+  /// refers to; the grid function reads that size).
+  void checkTensorAxis(unsigned param, unsigned axis, const std::string &what) {
+    if (param >= kernel_.params.size()) {
+      failKernel(what + " refers to parameter " + std::to_string(param) +
+                 " of " + std::to_string(kernel_.params.size()));
+      return;
+    }
+    const Param &p = kernel_.params[param];
+    if (!p.type.isTensor())
+      failKernel(what + " refers to '" + p.name + "', which is not a tensor");
+    else if (axis >= p.type.rank())
+      failKernel(what + " refers to axis " + std::to_string(axis) + " of '" +
+                 p.name + "', which has rank " + std::to_string(p.type.rank()));
+  }
+
+  /// Kernel-level attributes against what they refer to.
+  void checkKernelAttrs() {
+    for (size_t c = 0; c < kernel_.constraints.size(); ++c) {
+      const ShapeConstraint &sc = kernel_.constraints[c];
+      std::string what = "constraint " + std::to_string(c);
+      checkTensorAxis(sc.param, sc.axis, what);
+      if (sc.kind == ShapeConstraint::Kind::EqualsDim)
+        checkTensorAxis(sc.otherParam, sc.otherAxis, what);
+    }
+    if (kernel_.localBudgetBytes < 0)
+      failKernel("the local budget " + std::to_string(kernel_.localBudgetBytes) +
+                 " is negative");
+    if (kernel_.scratchBytes < 0)
+      failKernel("the scratch size " + std::to_string(kernel_.scratchBytes) +
+                 " is negative");
   }
 
   void checkBlock(const Block &b, bool needsYield, const char *what) {
@@ -324,13 +363,15 @@ private:
         if (!isElementwise(inner->kind()) && inner->kind() != OpKind::Constant &&
             inner->kind() != OpKind::Iota && inner->kind() != OpKind::Yield)
           fail(*inner, "only elementwise ops, constants and iota may appear in a fused body");
-      std::set<const Value *> saved = visible_;
-      visible_.clear();
+      // The body sees only its own arguments; a swap (not a copy) keeps
+      // this linear in the kernel's size.
+      std::set<const Value *> saved;
+      saved.swap(visible_);
       const Op *outerFused = fusedParent_;
       fusedParent_ = &op;
       checkBlock(*op.block(0), true, "fused");
       fusedParent_ = outerFused;
-      visible_ = saved;
+      visible_.swap(saved);
       if (const Op *y = op.block(0)->terminator())
         if (y->numOperands() != 1 ||
             y->operand(0)->type() != Type::scalar(rt.elem()))

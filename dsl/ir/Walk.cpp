@@ -35,6 +35,27 @@ void replaceAllUses(Kernel &kernel, const Value *from, Value *to) {
   });
 }
 
+Value *UseReplacer::resolve(Value *v) const {
+  for (auto it = map_.find(v); it != map_.end(); it = map_.find(v))
+    v = it->second;
+  return v;
+}
+
+void UseReplacer::rewrite(Op &op) const {
+  if (map_.empty())
+    return;
+  for (unsigned i = 0; i < op.numOperands(); ++i)
+    if (Value *to = resolve(op.operand(i)); to != op.operand(i))
+      op.setOperand(i, to);
+}
+
+void UseReplacer::apply(Kernel &kernel) {
+  if (!map_.empty())
+    walk(kernel, [&](Op &op) { rewrite(op); });
+  map_.clear();
+  retired_.clear();
+}
+
 bool hasSideEffects(const Op &op) {
   switch (op.kind()) {
   case OpKind::Store:

@@ -996,6 +996,10 @@ std::optional<RValue> Sema::lowerUnary(const Expr &e) {
   RValue r;
   r.loc = e.loc;
   ir::Value *v = a->value;
+  if (!v) { // a call without a result (store, scatter, prefetch)
+    error(e.loc, "'" + e.op + "' needs an operand with a value");
+    return std::nullopt;
+  }
   if (e.op == "-") {
     if (!requireArithmetic(v, e.loc, "-", true, false))
       return std::nullopt;
@@ -1107,6 +1111,11 @@ std::optional<RValue> Sema::lowerBinary(const Expr &e) {
   auto b = lower(*e.args[1]);
   if (!b)
     return std::nullopt;
+  for (const RValue *x : {&*a, &*b})
+    if (!x->isLiteral && !x->value) { // a call without a result (store, ...)
+      error(x->loc, "'" + e.op + "' needs operands with a value");
+      return std::nullopt;
+    }
   return binaryOp(e.op, *a, *b, e.loc);
 }
 

@@ -29,17 +29,39 @@ SourceLoc DiagnosticEngine::makeLoc(uint32_t buffer, uint32_t begin,
   loc.buffer = buffer;
   loc.offset = begin;
   loc.endOffset = end > begin ? end : begin + 1;
-  const char *base = bufferText(buffer).data();
-  auto [l, c] = srcMgr_.getLineAndColumn(llvm::SMLoc::getFromPointer(base + begin), buffer);
+  auto [l, c] = lineAndColumn(buffer, begin);
   loc.line = l;
   loc.column = c;
   uint32_t last = loc.endOffset - 1;
   if (last >= bufferText(buffer).size())
     last = bufferText(buffer).empty() ? 0 : bufferText(buffer).size() - 1;
-  auto [el, ec] = srcMgr_.getLineAndColumn(llvm::SMLoc::getFromPointer(base + last), buffer);
+  auto [el, ec] = lineAndColumn(buffer, last);
   loc.endLine = el;
   loc.endColumn = ec;
   return loc;
+}
+
+std::pair<uint32_t, uint32_t>
+DiagnosticEngine::lineAndColumn(uint32_t buffer, uint32_t offset) const {
+  llvm::StringRef text = bufferText(buffer);
+  if (offset > text.size())
+    offset = static_cast<uint32_t>(text.size());
+  if (buffer != cursor_.buffer || offset < cursor_.offset) {
+    // Backwards (rare): SourceMgr scans back to the line's start.
+    if (buffer == cursor_.buffer) {
+      auto [l, c] = srcMgr_.getLineAndColumn(
+          llvm::SMLoc::getFromPointer(text.data() + offset), buffer);
+      return {l, c};
+    }
+    cursor_ = Cursor{buffer, 0, 1, 0};
+  }
+  for (uint32_t i = cursor_.offset; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++cursor_.line;
+      cursor_.lineStart = i + 1;
+    }
+  cursor_.offset = offset;
+  return {cursor_.line, offset - cursor_.lineStart + 1};
 }
 
 void DiagnosticEngine::report(Severity severity, SourceLoc loc,

@@ -17,6 +17,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilejit {
@@ -71,6 +72,17 @@ public:
   llvm::SourceMgr &sourceMgr() { return srcMgr_; }
 
 private:
+  /// Line and 1-based column of byte `offset`. Queries come in order (the
+  /// lexers'), so a cursor walks forward from the last one: linear in the
+  /// buffer, where SourceMgr's scan back to the line's start made a long
+  /// line quadratic.
+  std::pair<uint32_t, uint32_t> lineAndColumn(uint32_t buffer,
+                                              uint32_t offset) const;
+  struct Cursor {
+    uint32_t buffer = 0, offset = 0, line = 1, lineStart = 0;
+  };
+  mutable Cursor cursor_;
+
   llvm::SourceMgr srcMgr_;
   std::vector<Diagnostic> diags_;
   unsigned numErrors_ = 0;

@@ -52,6 +52,7 @@ struct Expr {
   std::unique_ptr<TypeRef> typeArg;
   std::vector<ExprPtr> args;
   std::vector<std::string> argNames;
+  unsigned depth = 1; ///< nodes on the longest path down from here (parser)
 };
 
 enum class StmtKind {

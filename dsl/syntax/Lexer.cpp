@@ -2,7 +2,9 @@
 #include "dsl/syntax/Lexer.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
 
 namespace tilejit::dsl {
 
@@ -33,6 +35,24 @@ void Lexer::skipSpaceAndComments() {
       return;
     }
   }
+}
+
+/// Sets the value of integer token `tok` (digits in `base`, after any `0x`);
+/// a value outside int64 is an error, never a wrapped or saturated number.
+Token Lexer::checkInt(Token &tok, int base) {
+  const char *digits = tok.text.c_str() + (base == 16 ? 2 : 0);
+  errno = 0;
+  unsigned long long v = std::strtoull(digits, nullptr, base);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (errno == ERANGE || v > static_cast<unsigned long long>(kMax)) {
+    diags_.error(tok.loc, "integer literal '" + tok.text +
+                              "' is out of range (at most " +
+                              std::to_string(kMax) + ", the largest i64)");
+    tok.kind = TokenKind::Error;
+    return tok;
+  }
+  tok.intValue = static_cast<int64_t>(v);
+  return tok;
 }
 
 Token Lexer::next() {
@@ -70,13 +90,12 @@ Token Lexer::next() {
              std::isxdigit(static_cast<unsigned char>(text_[pos_])))
         ++pos_;
       finish(TokenKind::Int);
-      tok.intValue = static_cast<int64_t>(
-          std::strtoull(tok.text.c_str() + 2, nullptr, 16));
       if (tok.text.size() == 2) {
         diags_.error(tok.loc, "expected hex digits after '0x'");
         tok.kind = TokenKind::Error;
+        return tok;
       }
-      return tok;
+      return checkInt(tok, 16);
     }
     bool isFloat = false;
     while (pos_ < text_.size() &&
@@ -120,7 +139,7 @@ Token Lexer::next() {
     if (isFloat)
       tok.floatValue = std::strtod(tok.text.c_str(), nullptr);
     else
-      tok.intValue = static_cast<int64_t>(std::strtoull(tok.text.c_str(), nullptr, 10));
+      return checkInt(tok, 10);
     return tok;
   }
   static const char *const twoChar[] = {"..", "==", "!=", "<=", ">=", "&&",

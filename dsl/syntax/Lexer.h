@@ -39,6 +39,8 @@ public:
 
 private:
   void skipSpaceAndComments();
+  /// Reads integer token `tok`'s value; an error token if outside int64.
+  Token checkInt(Token &tok, int base);
   DiagnosticEngine &diags_;
   uint32_t buffer_;
   std::string_view text_;

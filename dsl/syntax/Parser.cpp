@@ -3,6 +3,7 @@
 
 #include "dsl/syntax/Lexer.h"
 
+#include <algorithm>
 #include <set>
 
 namespace tilejit::dsl {
@@ -86,10 +87,48 @@ private:
   ExprPtr parsePrimary();
   bool parseArgs(Expr &call, const char *close, const std::string &context);
 
+  /// Counts one level of recursion for as long as it lives.
+  struct DepthGuard {
+    unsigned &depth;
+    explicit DepthGuard(unsigned &d) : depth(++d) {}
+    ~DepthGuard() { --depth; }
+    DepthGuard(const DepthGuard &) = delete;
+    DepthGuard &operator=(const DepthGuard &) = delete;
+  };
+  bool exprTooDeep(unsigned depth) {
+    if (depth <= kMaxNestingDepth)
+      return false;
+    fail("expression nests deeper than the limit of " +
+         std::to_string(kMaxNestingDepth) +
+         " (operators, calls, indices and parentheses)");
+    return true;
+  }
+  bool stmtTooDeep() {
+    if (stmtDepth_ <= kMaxNestingDepth)
+      return false;
+    fail("statement nests deeper than the limit of " +
+         std::to_string(kMaxNestingDepth) +
+         " (blocks and 'else if' branches)");
+    return true;
+  }
+  /// Sets `e`'s depth from its operands (and type argument); false (with a
+  /// diagnostic) past the limit.
+  bool setDepth(Expr &e) {
+    unsigned below = 0;
+    for (const ExprPtr &a : e.args)
+      below = std::max(below, a->depth);
+    if (e.typeArg)
+      for (const ExprPtr &d : e.typeArg->dims)
+        below = std::max(below, d->depth);
+    e.depth = below + 1;
+    return !exprTooDeep(e.depth);
+  }
+
   DiagnosticEngine &diags_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   bool failed_ = false;
+  unsigned exprDepth_ = 0, stmtDepth_ = 0; ///< active recursion
 };
 
 ExprPtr makeExpr(ExprKind kind, SourceLoc loc) {
@@ -367,6 +406,9 @@ StmtPtr makeStmt(StmtKind kind, SourceLoc loc) {
 ///        | 'if' expr block ('else' (block | if))?
 ///        | expr ';'
 StmtPtr Parser::parseStmt() {
+  DepthGuard guard(stmtDepth_);
+  if (stmtTooDeep())
+    return nullptr;
   SourceLoc loc = tok().loc;
   if (tok().isIdent("let") || tok().isIdent("var")) {
     bool isLet = tok().text == "let";
@@ -453,6 +495,11 @@ StmtPtr Parser::parseIf() {
     advance();
     s->hasElse = true;
     if (tok().isIdent("if")) {
+      // An `else if` is an `if` inside the previous one's else: one level
+      // more.
+      DepthGuard guard(stmtDepth_);
+      if (stmtTooDeep())
+        return nullptr;
       auto nested = parseIf();
       if (!nested)
         return nullptr;
@@ -495,12 +542,19 @@ ExprPtr Parser::parseExpr(int minPrec) {
     bin->op = op;
     bin->args.push_back(std::move(lhs));
     bin->args.push_back(std::move(rhs));
+    if (!setDepth(*bin))
+      return nullptr;
     lhs = std::move(bin);
   }
 }
 
 /// unary ::= ('-' | '!' | '~') unary | primary
 ExprPtr Parser::parseUnary() {
+  // Every nested expression (an operand of a unary operator, a parenthesised
+  // expression, an argument, an index) passes through here.
+  DepthGuard guard(exprDepth_);
+  if (exprTooDeep(exprDepth_))
+    return nullptr;
   if (tok().is("-") || tok().is("!") || tok().is("~")) {
     SourceLoc loc = tok().loc;
     std::string op = tok().text;
@@ -511,6 +565,8 @@ ExprPtr Parser::parseUnary() {
     auto e = makeExpr(ExprKind::Unary, SourceLoc::span(loc, operand->loc));
     e->op = op;
     e->args.push_back(std::move(operand));
+    if (!setDepth(*e))
+      return nullptr;
     return e;
   }
   return parsePrimary();
@@ -590,6 +646,8 @@ ExprPtr Parser::parsePrimary() {
       if (!parseArgs(*e, ")", "arguments of '" + name + "'"))
         return nullptr;
       e->loc = SourceLoc::span(loc, tokens_[pos_ - 1].loc);
+      if (!setDepth(*e))
+        return nullptr;
       return e;
     }
     if (tok().is("[")) {
@@ -599,6 +657,8 @@ ExprPtr Parser::parsePrimary() {
       if (!parseArgs(*e, "]", "indices of '" + name + "'"))
         return nullptr;
       e->loc = SourceLoc::span(loc, tokens_[pos_ - 1].loc);
+      if (!setDepth(*e))
+        return nullptr;
       return e;
     }
     auto e = makeExpr(ExprKind::Name, loc);
@@ -619,6 +679,8 @@ ExprPtr Parser::parsePrimary() {
       if (!parseArgs(*e, "]", "list"))
         return nullptr;
       e->loc = SourceLoc::span(loc, tokens_[pos_ - 1].loc);
+      if (!setDepth(*e))
+        return nullptr;
       return e;
     }
     break;
