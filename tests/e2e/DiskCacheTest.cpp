@@ -754,3 +754,22 @@ TEST(DiskCacheFaults, RelativeDirectoryIsAnchoredWhereItWasOpened) {
   ASSERT_EQ(::chdir(cwd), 0);
   std::free(cwd);
 }
+
+// A writer that died leaves its temporary file; prune removes those over an
+// hour old (never one that may still be written) and leaves entries alone.
+TEST(DiskCacheFaults, PruneRemovesStaleTemporaryFilesOnly) {
+  TempDir dir;
+  RestoreDisk restore;
+  jit::Compiler &c = withDisk(dir.path);
+  const jit::TilingKey key = getAndCheck(c, 63)->key();
+  const std::string stale = ".tmp-" + key.symbolStem() + "-1-0-0",
+                    fresh = ".tmp-" + key.symbolStem() + "-2-0-0";
+  for (const std::string &name : {stale, fresh}) {
+    writeFile(dir.path + "/" + name, {'p', 'a', 'r', 't'});
+    ::chmod((dir.path + "/" + name).c_str(), 0600);
+  }
+  struct timespec twoHoursAgo[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir.path + "/" + stale).c_str(), twoHoursAgo, 0), 0);
+  EXPECT_EQ(c.diskCache().prune(), 1u);
+  EXPECT_EQ(namesIn(dir.path), (std::vector<std::string>{fresh, key.symbolStem() + ".tjk"}));
+}
