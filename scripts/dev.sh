@@ -51,7 +51,7 @@ configure() { # dir, extra cmake args...
 
 run_tests() { # dir
   local dir=$1
-  ninja -C "$dir" -j "$jobs" tilejit-cli tile-opt tilejit-unit-tests tilejit-tests
+  ninja -C "$dir" -j "$jobs" tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
   TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900
 }
 
