@@ -192,15 +192,12 @@ std::string notAnEntry(const struct stat &st) {
   return "";
 }
 
-/// Reads the entry `name` of the directory `dirFd` into `out`: checked
-/// before it is opened (so a FIFO or a device is never opened), opened
-/// without following a link or blocking, checked again on the descriptor,
-/// and read up to the size it had then (never more: a file that grows is
-/// refused). "" on success, else why not; `absent` when there is no entry.
-/// `fd` keeps the entry open, to mark its use once it is verified.
-std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out,
-                      bool &absent, Fd &fd) {
+/// One attempt of readEntry; `renamedOver` when a regular file replaced the
+/// entry between the check and the open.
+std::string readEntryOnce(int dirFd, const std::string &name, std::vector<char> &out,
+                          bool &absent, Fd &fd, bool &renamedOver) {
   absent = false;
+  renamedOver = false;
   struct stat before;
   if (::fstatat(dirFd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0) {
     absent = errno == ENOENT;
@@ -221,8 +218,10 @@ std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out
   struct stat st;
   if (::fstat(fd.get(), &st) != 0)
     return "cannot stat: " + errnoText(errno);
-  if (st.st_dev != before.st_dev || st.st_ino != before.st_ino)
+  if (st.st_dev != before.st_dev || st.st_ino != before.st_ino) {
+    renamedOver = S_ISREG(st.st_mode);
     return "replaced while it was opened";
+  }
   if (std::string why = notAnEntry(st); !why.empty())
     return why;
   const size_t size = static_cast<size_t>(st.st_size);
@@ -249,6 +248,26 @@ std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out
   if (n > 0)
     return "grew while it was read (beyond " + std::to_string(size) + " bytes)";
   return "";
+}
+
+/// Reads the entry `name` of the directory `dirFd` into `out`: checked
+/// before it is opened (so a FIFO or a device is never opened), opened
+/// without following a link or blocking, checked again on the descriptor,
+/// and read up to the size it had then (never more: a file that grows is
+/// refused). "" on success, else why not; `absent` when there is no entry.
+/// `fd` keeps the entry open, to mark its use once it is verified. An entry
+/// that another publisher renamed over between the check and the open is
+/// read again (a few times): the file renamed in is whole.
+std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out,
+                      bool &absent, Fd &fd) {
+  std::string why;
+  bool renamedOver = false;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    why = readEntryOnce(dirFd, name, out, absent, fd, renamedOver);
+    if (!renamedOver)
+      break;
+  }
+  return why;
 }
 
 /// Writes `bytes` to `fd`; "" on success, else the error. A `faultError`
