@@ -15,6 +15,21 @@
 
 namespace tilejit::runtime {
 
+namespace {
+/// The calling thread's token: one per thread, destroyed when it exits.
+const std::shared_ptr<const char> &threadToken() {
+  thread_local const std::shared_ptr<const char> token =
+      std::make_shared<const char>(0);
+  return token;
+}
+/// True if `a` and `b` are the same thread's token. Owner equivalence holds
+/// after the thread exits: a weak_ptr keeps the control block, so no other
+/// thread's token can take its place.
+template <typename A, typename B> bool sameOwner(const A &a, const B &b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+} // namespace
+
 Stream::Stream() {
   worker_ = std::thread([this] { workerLoop(); });
 }
@@ -32,7 +47,7 @@ Stream::~Stream() {
 void Stream::submit(Task task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back({std::move(task), std::this_thread::get_id()});
+    queue_.push_back({std::move(task), threadToken()});
     ++submitted_;
   }
   workAvailable_.notify_one();
@@ -42,12 +57,22 @@ Status Stream::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t target = submitted_;
   idle_.wait(lock, [&] { return finished_ >= target; });
-  const std::thread::id self = std::this_thread::get_id();
+  const std::shared_ptr<const char> &self = threadToken();
   auto own = std::find_if(failures_.begin(), failures_.end(),
-                          [&](const Failure &f) { return f.owner == self; });
+                          [&](const Failure &f) { return sameOwner(f.owner, self); });
   if (own != failures_.end()) {
     Status result = std::move(own->status);
     failures_.erase(own);
+    return result;
+  }
+  auto orphan = std::find_if(failures_.begin(), failures_.end(),
+                             [](const Failure &f) { return f.owner.expired(); });
+  if (orphan != failures_.end()) {
+    Status result(orphan->status.code(),
+                  "work a thread that has since exited queued on this stream "
+                  "failed: " +
+                      orphan->status.message());
+    failures_.erase(orphan);
     return result;
   }
   if (failures_.empty())
@@ -77,11 +102,11 @@ void Stream::workerLoop() {
       continue;
     }
     Task task = std::move(queue_.front().task);
-    const std::thread::id owner = queue_.front().owner;
+    Owner owner = std::move(queue_.front().owner);
     queue_.pop_front();
     const bool skip =
         std::any_of(failures_.begin(), failures_.end(),
-                    [&](const Failure &f) { return f.owner == owner; });
+                    [&](const Failure &f) { return sameOwner(f.owner, owner); });
     busy_ = true;
     lock.unlock();
     Status status = skip ? Status::ok() : task();

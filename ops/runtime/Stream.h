@@ -11,7 +11,11 @@
 /// reports the failure and clears it; other threads' tasks still run. A
 /// synchronize() by a thread with no failure of its own reports another
 /// thread's failure without clearing it (so neither thread's work fails
-/// silently); the failing thread's own synchronize() clears it.
+/// silently); the failing thread's own synchronize() clears it. A failure
+/// whose thread has exited can never reach its owner: the next synchronize()
+/// by any thread reports it and clears it. Threads are told apart by a token
+/// that lives as long as the thread, not by std::thread::id, whose values
+/// the system reuses: a new thread never inherits a dead one's failure.
 ///
 /// The default stream (a null aclrtStream) is not a Stream: work for it runs
 /// at once on the calling thread (see runOnStream).
@@ -58,8 +62,8 @@ public:
   /// Waits until every task submitted before the call has run (or been
   /// skipped; later submissions by other threads do not hold it up); returns
   /// the calling thread's first failure since its last synchronize() and
-  /// clears it, else another thread's pending failure (not cleared), else
-  /// success.
+  /// clears it, else the failure of a thread that has exited (cleared), else
+  /// another live thread's pending failure (not cleared), else success.
   Status synchronize();
   /// True if the calling thread is this stream's worker.
   bool isWorkerThread() const;
@@ -69,14 +73,16 @@ public:
 private:
   void workerLoop();
 
+  /// The submitting thread's token: expires when the thread exits.
+  using Owner = std::weak_ptr<const char>;
   /// A queued task and the thread that submitted it.
   struct Entry {
     Task task;
-    std::thread::id owner;
+    Owner owner;
   };
   /// The first failure of one submitting thread, not yet reported to it.
   struct Failure {
-    std::thread::id owner;
+    Owner owner;
     Status status;
   };
 

@@ -660,6 +660,49 @@ TEST(Threads, AFailingThreadsLaterWorkIsSkippedUntilItSynchronises) {
   EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
+TEST(Threads, AFailureOfAThreadThatExitedIsReportedOnceAndNotInherited) {
+  // Thread C queues a failing call and exits without synchronising: the
+  // next synchronise (by anyone) reports it once and clears it. Threads
+  // started afterwards (std::thread::id values are reused) run their work.
+  aclrtStream shared = newStream();
+  IfaJob bad(9, {150, 233});
+  bad.breakTable();
+  std::vector<Pending> pc;
+  aclnnStatus launchedC = ACL_ERROR_INVALID_PARAM;
+  std::thread c([&] { launchedC = submit(bad, shared, pc); });
+  c.join();
+  ASSERT_EQ(launchedC, ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(shared), ACLNN_ERR_PARAM_INVALID);
+  const std::string message = recentError();
+  EXPECT_NE(message.find("work a thread that has since exited queued on this "
+                         "stream failed: aclnnIncreFlashAttentionV4: blocktable"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(aclrtSynchronizeStream(shared), ACL_SUCCESS);
+  for (int r = 0; r < 4; ++r) {
+    // Each new thread fails once on its own, exits, and the next one's work
+    // still runs.
+    ScatterJob good(kSeed);
+    good.reset();
+    std::vector<Pending> pd;
+    aclnnStatus launched = ACL_ERROR_INVALID_PARAM, failed = ACL_ERROR_INVALID_PARAM;
+    aclError synced = ACL_ERROR_INVALID_PARAM;
+    std::thread d([&] {
+      launched = submit(good, shared, pd);
+      synced = aclrtSynchronizeStream(shared);
+      failed = submit(bad, shared, pd);
+    });
+    d.join();
+    EXPECT_EQ(launched, ACLNN_SUCCESS);
+    EXPECT_EQ(synced, ACL_SUCCESS) << recentError();
+    EXPECT_EQ(failed, ACLNN_SUCCESS);
+    EXPECT_EQ(good.outputs(), expectedOutput(0));
+    EXPECT_EQ(aclrtSynchronizeStream(shared), ACLNN_ERR_PARAM_INVALID);
+  }
+  EXPECT_EQ(aclrtSynchronizeStream(shared), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(shared), ACL_SUCCESS);
+}
+
 //===----------------------------------------------------------------------===//
 // Executor lifetime
 //===----------------------------------------------------------------------===//
