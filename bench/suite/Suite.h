@@ -22,12 +22,17 @@
 ///     separate buffer of the working set's size;
 ///   - times are medians; ratios are medians of the per-sample ratios;
 ///   - the roofline bound is max(bytes / bandwidth, FLOPs / peak) with the
-///     limits of this host measured in the run (the copy bandwidth at the
-///     case's working-set size from memory, the best of a few passes each
-///     after a flush; the read bandwidth likewise, or that of the flush
-///     reads where higher; warm for in-cache cases); a fraction is given
-///     only for cases whose time is set by those limits (not decode-sized
-///     calls, which report microseconds per call and calls per second).
+///     limits of this host measured in the run: the copy bandwidth at the
+///     case's working-set size from memory (a copy of that many bytes, read
+///     plus written counted as the cases count them, each pass after a
+///     flush); the read bandwidth likewise, or that of the flush reads where
+///     higher; warm for in-cache cases. Each is the best pass of several
+///     probes (one stream per thread and several, prefetch, regular and
+///     non-temporal stores: StreamPlan), since one loop's bandwidth is not
+///     the machine's; the JSON document names the probe that won. A fraction
+///     is given only for cases whose time is set by those limits (not
+///     decode-sized calls, which report microseconds per call and calls per
+///     second).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_BENCH_SUITE_SUITE_H
@@ -66,10 +71,13 @@ struct Limits {
   size_t llcBytes = 0;
   size_t flushBytes = 0;
   /// Read and copy bandwidth (GB/s, from memory: each pass after a flush)
-  /// and warm read bandwidth, by working-set size in bytes: the best of a
-  /// few passes each.
+  /// and warm read bandwidth, by working-set size in bytes: each the best
+  /// pass of every probe (StreamPlan), with the probe that gave it and
+  /// every probe's best (GB/s by plan name).
   struct Bandwidth {
     double readGBs = 0, copyGBs = 0, warmReadGBs = 0;
+    std::string readPlan, copyPlan, warmReadPlan;
+    std::map<std::string, double> readByPlan, copyByPlan, warmReadByPlan;
   };
   std::map<size_t, Bandwidth> bandwidth;
 };
@@ -88,6 +96,8 @@ struct Result {
   double readGBs = 0, copyGBs = 0, readGBsPaired = 0, peakGflops = 0;
   std::string peakName;
   double boundSeconds = 0, ofBound = 0;
+  /// The probe whose bandwidth is the case's memory limit (StreamPlan name).
+  std::string limitProbe;
   /// Extra named figures (compile stages in ms, ...).
   std::vector<std::pair<std::string, double>> extra;
 };
