@@ -118,6 +118,8 @@ json caseJson(const Result &r) {
   c["read_GBs"] = orNull(r.readGBs);
   c["read_GBs_paired"] = orNull(r.readGBsPaired);
   c["copy_GBs"] = r.bound == Bound::Copy ? orNull(r.copyGBs) : json(nullptr);
+  c["copy_GBs_paired"] =
+      r.bound == Bound::Copy ? orNull(r.copyGBsPaired) : json(nullptr);
   c["peak_GFLOPs"] = roofline ? orNull(r.peakGflops) : json(nullptr);
   c["peak_name"] = r.peakName;
   c["limit_probe"] =
