@@ -305,10 +305,27 @@ def host_section(doc):
     out += "GFLOP/s |\n" if l.get("bf16_dot_GFLOPs") else "|\n"
     out += f"| bf16 AMX peak, tdpbf16ps | {fmt_num(l.get('amx_bf16_GFLOPs'), 4) or 'none on this host'} "
     out += "GFLOP/s |\n" if l.get("amx_bf16_GFLOPs") else "|\n"
+    if not l["bandwidth"]:
+        return out + "\n"
+    # Each bandwidth is the best pass over several probes (streams per
+    # thread, prefetch, store kind); the probe that gave it is named.
+    out += (
+        "\nBandwidth at each working-set size: the best pass of several probes (one or more "
+        "independent streams per thread, software prefetch or none, regular or non-temporal "
+        "stores, memcpy), each pass from memory after a flush except the warm read; a copy "
+        "counts the bytes read plus those written, as the cases do. The probe that gave each "
+        "limit in parentheses.\n\n"
+        "| working set | read from memory | copy from memory | warm read |\n|---|---|---|---|\n"
+    )
+
+    def cell(b, key, probe):
+        text = f"{b[key]:.4g} GB/s"
+        return text + (f" ({b[probe]})" if b.get(probe) else "")
+
     for b in l["bandwidth"]:
         out += (
-            f"| at {fmt_bytes(b['bytes'])}: read from memory / copy from memory / warm read | "
-            f"{b['read_GBs']:.4g} / {b['copy_GBs']:.4g} / {b['warm_read_GBs']:.4g} GB/s |\n"
+            f"| {fmt_bytes(b['bytes'])} | {cell(b, 'read_GBs', 'read_probe')} | "
+            f"{cell(b, 'copy_GBs', 'copy_probe')} | {cell(b, 'warm_read_GBs', 'warm_read_probe')} |\n"
         )
     return out + "\n"
 

@@ -98,6 +98,14 @@ def check(doc, outdir, failures):
     fma = doc["limits"]["fma_GFLOPs"]
     if f"{fma:.4g} GFLOP/s" not in md:
         failures.append("the FMA peak is not on the page")
+    bw = {r[0]: r for r in table_rows(md, "| working set | read from memory |")}
+    for b in doc["limits"]["bandwidth"]:
+        r = bw.get(make_report.fmt_bytes(b["bytes"]))
+        want = [f"{b['read_GBs']:.4g} GB/s ({b['read_probe']})",
+                f"{b['copy_GBs']:.4g} GB/s ({b['copy_probe']})",
+                f"{b['warm_read_GBs']:.4g} GB/s ({b['warm_read_probe']})"]
+        if not r or r[1:4] != want:
+            failures.append(f"bandwidth row {r} != {want}")
 
     # Plots: PNG and SVG each, non-empty, linked from the page.
     kinds = ["roofline", "compile"] + [op for op in ops if op != "compile" and any(

@@ -118,8 +118,12 @@ json caseJson(const Result &r) {
   c["read_GBs"] = orNull(r.readGBs);
   c["read_GBs_paired"] = orNull(r.readGBsPaired);
   c["copy_GBs"] = r.bound == Bound::Copy ? orNull(r.copyGBs) : json(nullptr);
+  c["copy_GBs_paired"] =
+      r.bound == Bound::Copy ? orNull(r.copyGBsPaired) : json(nullptr);
   c["peak_GFLOPs"] = roofline ? orNull(r.peakGflops) : json(nullptr);
   c["peak_name"] = r.peakName;
+  c["limit_probe"] =
+      roofline && !r.limitProbe.empty() ? json(r.limitProbe) : json(nullptr);
   c["bound_s"] = roofline ? orNull(r.boundSeconds) : json(nullptr);
   c["of_bound"] = roofline ? orNull(r.ofBound) : json(nullptr);
   json extra = json::object();
@@ -306,7 +310,14 @@ int runBenchCommand(const DriverArgs &given) {
     bw.push_back({{"bytes", bytes},
                   {"read_GBs", b.readGBs},
                   {"copy_GBs", b.copyGBs},
-                  {"warm_read_GBs", b.warmReadGBs}});
+                  {"warm_read_GBs", b.warmReadGBs},
+                  {"read_probe", b.readPlan},
+                  {"copy_probe", b.copyPlan},
+                  {"warm_read_probe", b.warmReadPlan},
+                  {"probes",
+                   {{"read", b.readByPlan},
+                    {"copy", b.copyByPlan},
+                    {"warm_read", b.warmReadByPlan}}}});
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

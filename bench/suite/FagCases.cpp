@@ -118,12 +118,7 @@ void setupPeer(Context &ctx, fag::Data &data, int64_t shape, Result &r) {
       {"v", put("v", a.value)},
       {"dy", put("dy", a.dy)},
       {"expect_dq", put("dq", a.dqOut)}};
-  if (peer->setup(spec)) {
-    r.peerNote = peer->lastAnswer().value("note", "");
-    r.peerMaxAbsDiff = peer->lastAnswer().value("max_abs_diff", -1.0);
-  } else {
-    r.peerNote = "peer: " + peer->error();
-  }
+  peer->setupInto(spec, r);
 }
 
 Result runFag(Context &ctx, int64_t shape, DataType t) {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HostOverhead.h"
+#include "KvCopyCase.h"
 #include "MachineLimits.h"
 #include "Peer.h"
 #include "Suite.h"
@@ -93,7 +94,6 @@ struct Problem {
   }
 };
 
-using bench::Bound;
 using bench::Context;
 using bench::Result;
 
@@ -119,27 +119,13 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
       {"value_cache",
        peer->writeInput("vc", p.valueCache.data(), p.valueCache.size())},
       {"index", peer->writeInput("index", rows.data(), rows.size() * 8)}};
-  if (peer->setup(spec))
-    r.peerNote = peer->lastAnswer().value("note", "");
-  else
-    r.peerNote = "peer: " + peer->error();
+  peer->setupInto(spec, r);
 }
 
 Result runGather(Context &ctx, Problem &p, bool decode) {
-  Result r;
-  runtime::Executor exec(aclnn::GatherPaKvCacheArgs::kOpName);
-  if (runtime::Status s = ops::prepareGatherPaKvCache(p.args, exec); !s) {
-    r.error = s.message();
-    return r;
-  }
-  r.bound = decode ? Bound::Latency : Bound::Copy;
-  r.bytes = p.bytesMoved();
-  r.workingSetBytes = r.bytes / 2;
-  setupPeer(ctx, p, r);
-  ctx.measure(
-      r, [&] { (void)exec.run({}); },
-      [&] { ops::gatherPaKvCacheHandwritten(p.args); }, true);
-  return r;
+  return bench::kvCopyCase(ctx, p.args, ops::prepareGatherPaKvCache,
+                           ops::gatherPaKvCacheHandwritten, p.bytesMoved(),
+                           decode, [&](Result &r) { setupPeer(ctx, p, r); });
 }
 
 /// Host overhead of a call through the C API (bench::hostOverheadCase).

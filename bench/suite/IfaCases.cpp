@@ -170,12 +170,7 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
       {"v", peer->writeInput("v", p.v.data(), p.v.size())},
       {"table", peer->writeInput("table", p.table.data(), p.table.size() * 4)},
       {"expect", peer->writeInput("out", p.out.data(), p.out.size())}};
-  if (peer->setup(spec)) {
-    r.peerNote = peer->lastAnswer().value("note", "");
-    r.peerMaxAbsDiff = peer->lastAnswer().value("max_abs_diff", -1.0);
-  } else {
-    r.peerNote = "peer: " + peer->error();
-  }
+  peer->setupInto(spec, r);
 }
 
 Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {

@@ -6,6 +6,9 @@
 /// same process: single-core FMA peak (independent FMA chains in registers at
 /// the widest ISA the host has) and read/copy bandwidth at a given working-set
 /// size (the last-level cache here is large, so the size is always stated).
+/// A bandwidth limit is the best of several honest ways of moving the bytes
+/// (StreamPlan): no single loop is the machine's ceiling for every access
+/// pattern, and a limit some kernel beats is no limit.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_BENCH_MACHINELIMITS_H
@@ -14,6 +17,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace tilejit::bench {
@@ -26,9 +31,63 @@ double bf16DotPeakGflops();
 /// Single-core bf16 AMX peak in GFLOP/s (independent tdpbf16ps tile
 /// products), 0 without AMX-BF16 or the kernel's leave to use it.
 double amxBf16PeakGflops();
-/// Read bandwidth in GB/s over a buffer of `bytes`, with `threads` threads.
+/// One way of reading or copying a buffer, a probe of the bandwidth limits.
+/// Each thread of the pass takes an equal contiguous share of the buffer and
+/// splits it into `streams` equal ranges that it walks together, 256 bytes
+/// of each in turn: one stream per thread leaves most of the misses a core
+/// can have in flight unused on some hosts, where a kernel that copies
+/// several rows at once (K and V, chunks of different blocks) moves more.
+struct StreamPlan {
+  int streams = 1;
+  /// Software prefetch of each range this many bytes ahead (0: none).
+  int prefetchBytes = 0;
+  /// Copy only: non-temporal stores, which write a line without reading it
+  /// first (the kernels stream their prefill-sized outputs so).
+  bool nonTemporal = false;
+  /// Copy only: std::memcpy of each thread's share (the C library picks its
+  /// stores; the other fields are ignored).
+  bool libc = false;
+};
+
+/// A readable name of `plan`, as the JSON document records it ("4 streams,
+/// prefetch 1024 B, non-temporal stores").
+std::string planName(const StreamPlan &plan, bool copy);
+/// The read probes: one stream and several, with and without prefetch.
+const std::vector<StreamPlan> &readPlans();
+/// The copy probes: the C library's memcpy, regular and non-temporal stores,
+/// one stream and several, with and without prefetch.
+const std::vector<StreamPlan> &copyPlans();
+
+/// A 64-byte aligned buffer of `bytes`, every byte written once (so its
+/// pages exist before any timing).
+class Buffer {
+public:
+  explicit Buffer(size_t bytes, unsigned char fill = 1);
+  char *data() { return data_.get(); }
+  const char *data() const { return data_.get(); }
+  size_t size() const { return bytes_; }
+
+private:
+  struct Free {
+    void operator()(char *p) const;
+  };
+  std::unique_ptr<char, Free> data_;
+  size_t bytes_;
+};
+
+/// Seconds of one read of `bytes` at `p` by `threads` threads with `plan`.
+double readSeconds(const char *p, size_t bytes, int threads,
+                   const StreamPlan &plan);
+/// Seconds of one copy of `bytes` from `src` to `dst` by `threads` threads
+/// with `plan` (non-temporal stores fenced before it returns).
+double copySeconds(char *dst, const char *src, size_t bytes, int threads,
+                   const StreamPlan &plan);
+
+/// Warm read bandwidth in GB/s over a buffer of `bytes` with `threads`
+/// threads: the best of a few passes of every read plan.
 double readBandwidthGBs(size_t bytes, int threads);
-/// Copy bandwidth in GB/s (bytes read + bytes written) over `bytes` each way.
+/// Warm copy bandwidth in GB/s (bytes read + bytes written, as the kernels
+/// count a copy) over `bytes` each way: the best of every copy plan.
 double copyBandwidthGBs(size_t bytes, int threads);
 
 /// Integer sum of the `n` bytes at `p` (AVX2 loads): a read that any data
@@ -36,10 +95,10 @@ double copyBandwidthGBs(size_t bytes, int threads);
 long long sumBytes(const char *p, size_t n);
 
 /// A read pass over its own buffer of `bytes` (allocated and touched once),
-/// for measuring the read bandwidth alternately with a kernel: on a shared
-/// host the bandwidth drifts from one second to the next, and the ratio of
-/// neighbouring measurements drifts far less than that of two measured
-/// apart.
+/// one stream per thread: the flush, and the read bandwidth measured
+/// alternately with a kernel (on a shared host the bandwidth drifts from one
+/// second to the next, and the ratio of neighbouring measurements drifts
+/// far less than that of two measured apart).
 class ReadProbe {
 public:
   ReadProbe(size_t bytes, int threads);
@@ -47,24 +106,9 @@ public:
   double seconds();
 
 private:
-  std::vector<float> buf_;
+  Buffer buf_;
   int threads_;
 };
-
-/// A run of bytes a kernel reads.
-struct Region {
-  const void *data;
-  size_t bytes;
-};
-
-/// Seconds of one read of `regions`, region i by thread i % threads: the very
-/// bytes a kernel reads, dealt to the threads the way a kernel that deals its
-/// work items round-robin reads them. Timed right after the kernel (and the
-/// kernel right after it), it measures the read bandwidth of those bytes in
-/// the cache state the kernel leaves them in, with the threads as warm: for
-/// a working set that fits in the last-level cache, where a probe over a
-/// buffer of its own would evict the kernel's data.
-double readRegionsSeconds(const std::vector<Region> &regions, int threads);
 
 /// Wall-clock seconds of one call of `f`.
 template <typename F> double seconds(F &&f) {

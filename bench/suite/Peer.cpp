@@ -1,6 +1,8 @@
 //===- Peer.cpp - PyTorch as a peer, timed alternately with tilejit -------===//
 #include "Peer.h"
 
+#include "Suite.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +129,15 @@ bool Peer::setup(const nlohmann::json &spec) {
   msg["op"] = "setup";
   ready_ = request(msg);
   return ready_;
+}
+
+void Peer::setupInto(const nlohmann::json &spec, Result &r) {
+  if (!setup(spec)) {
+    r.peerNote = "peer: " + error();
+    return;
+  }
+  r.peerNote = answer_.value("note", "");
+  r.peerMaxAbsDiff = answer_.value("max_abs_diff", -1.0);
 }
 
 double Peer::run() {

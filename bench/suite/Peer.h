@@ -22,6 +22,8 @@
 
 namespace tilejit::bench {
 
+struct Result;
+
 class Peer {
 public:
   Peer() = default;
@@ -43,6 +45,9 @@ public:
   /// Builds the peer's side of a case from `spec`; false (error()) if the
   /// peer cannot express it. The answer's fields are in lastAnswer().
   bool setup(const nlohmann::json &spec);
+  /// setup(spec), then the case's peer note (and the peer's output against
+  /// tilejit's, where the peer compared them) into `r`, or the error.
+  void setupInto(const nlohmann::json &spec, Result &r);
   bool ready() const { return ready_; }
   /// One call of the peer's operator; its seconds, or a negative value.
   double run();

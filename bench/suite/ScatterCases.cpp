@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HostOverhead.h"
+#include "KvCopyCase.h"
 #include "MachineLimits.h"
 #include "Peer.h"
 #include "Suite.h"
@@ -182,27 +183,13 @@ void setupPeer(Context &ctx, Problem &p, Result &r) {
       {"cache",
        peer->writeInput("cache", p.keyCache.data(), p.keyCache.size())},
       {"slots", peer->writeInput("slots", p.slots.data(), p.slots.size() * 4)}};
-  if (peer->setup(spec))
-    r.peerNote = peer->lastAnswer().value("note", "");
-  else
-    r.peerNote = "peer: " + peer->error();
+  peer->setupInto(spec, r);
 }
 
 Result runScatter(Context &ctx, Problem &p, bool decode) {
-  Result r;
-  runtime::Executor exec(aclnn::ScatterPaKvCacheArgs::kOpName);
-  if (runtime::Status s = ops::prepareScatterPaKvCache(p.args, exec); !s) {
-    r.error = s.message();
-    return r;
-  }
-  r.bound = decode ? Bound::Latency : Bound::Copy;
-  r.bytes = p.bytesMoved();
-  r.workingSetBytes = r.bytes / 2;
-  setupPeer(ctx, p, r);
-  ctx.measure(
-      r, [&] { (void)exec.run({}); },
-      [&] { ops::scatterPaKvCacheHandwritten(p.args); }, true);
-  return r;
+  return bench::kvCopyCase(ctx, p.args, ops::prepareScatterPaKvCache,
+                           ops::scatterPaKvCacheHandwritten, p.bytesMoved(),
+                           decode, [&](Result &r) { setupPeer(ctx, p, r); });
 }
 
 /// The same writes as the random-slot prefill, by plain copies in the best

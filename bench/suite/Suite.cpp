@@ -4,7 +4,6 @@
 #include "MachineLimits.h"
 #include "Peer.h"
 
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,39 +78,53 @@ const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
   Limits::Bandwidth bw;
   const int threads = limits_.threads;
   const int reps = opts_.quick ? 3 : 7;
-  ReadProbe probe(bytes, threads);
-  std::vector<double> cold, warm;
-  for (int i = 0; i < reps; ++i) {
-    flush();
-    cold.push_back(probe.seconds());
-  }
-  for (int i = 0; i < reps; ++i)
-    warm.push_back(probe.seconds());
-  // A limit is the best the machine did (case times are medians).
-  auto best = [](const std::vector<double> &v) {
-    return *std::min_element(v.begin(), v.end());
-  };
-  bw.readGBs = static_cast<double>(bytes) / best(cold) / 1e9;
-  bw.warmReadGBs = static_cast<double>(bytes) / best(warm) / 1e9;
-  // Copy from memory: `bytes` read and as many written, after a flush.
-  std::vector<char> a(bytes, 1), b(bytes, 0);
-  std::vector<double> copy;
-  for (int i = 0; i < reps; ++i) {
-    flush();
-    copy.push_back(seconds([&] {
-#pragma omp parallel num_threads(threads)
-      {
-        const size_t t = static_cast<size_t>(omp_get_thread_num()),
-                     nt = static_cast<size_t>(omp_get_num_threads());
-        const size_t chunk = bytes / nt, begin = t * chunk,
-                     end = t == nt - 1 ? bytes : begin + chunk;
-        std::copy(a.begin() + static_cast<std::ptrdiff_t>(begin),
-                  a.begin() + static_cast<std::ptrdiff_t>(end),
-                  b.begin() + static_cast<std::ptrdiff_t>(begin));
+  const double n = static_cast<double>(bytes);
+  // A limit is the best the machine did (case times are medians), over every
+  // probe: the passes of the probes alternate, so a drift of the shared
+  // host's bandwidth does not pick the winner.
+  auto measureBest = [&](const std::vector<StreamPlan> &plans, bool copy,
+                         double moved, bool cold, const auto &pass, double &gbs,
+                         std::string &winner,
+                         std::map<std::string, double> &byPlan) {
+    std::vector<double> best(plans.size(), 1e30);
+    if (!cold)
+      for (const StreamPlan &plan : plans)
+        (void)pass(plan); // warm the buffers (and the cache) once
+    for (int i = 0; i < reps; ++i)
+      for (size_t k = 0; k < plans.size(); ++k) {
+        if (cold)
+          flush();
+        best[k] = std::min(best[k], pass(plans[k]));
       }
-    }));
+    for (size_t k = 0; k < plans.size(); ++k) {
+      const double g = moved / best[k] / 1e9;
+      byPlan[planName(plans[k], copy)] = g;
+      if (g > gbs) {
+        gbs = g;
+        winner = planName(plans[k], copy);
+      }
+    }
+  };
+  {
+    Buffer buf(bytes);
+    auto read = [&](const StreamPlan &plan) {
+      return readSeconds(buf.data(), bytes, threads, plan);
+    };
+    measureBest(readPlans(), false, n, true, read, bw.readGBs, bw.readPlan,
+                bw.readByPlan);
+    measureBest(readPlans(), false, n, false, read, bw.warmReadGBs,
+                bw.warmReadPlan, bw.warmReadByPlan);
   }
-  bw.copyGBs = 2.0 * static_cast<double>(bytes) / best(copy) / 1e9;
+  // Copy from memory: `bytes` read and as many written, counted as the
+  // kernels count a copy (a regular store's read of the line it writes is
+  // not counted: a probe that pays it loses to the non-temporal ones).
+  Buffer src(bytes, 1), dst(bytes, 0);
+  measureBest(
+      copyPlans(), true, 2 * n, true,
+      [&](const StreamPlan &plan) {
+        return copySeconds(dst.data(), src.data(), bytes, threads, plan);
+      },
+      bw.copyGBs, bw.copyPlan, bw.copyByPlan);
   return limits_.bandwidth[bytes] = bw;
 }
 
@@ -122,7 +135,22 @@ void Context::measure(Result &r, const Call &gen, const Call &twin,
   Peer *peer =
       withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr;
   const double flushBytes = static_cast<double>(limits_.flushBytes);
-  std::vector<double> g, t, p, vsT, vsP, flushGBs;
+  std::vector<double> g, t, p, vsT, vsP, flushGBs, copyGBs;
+  // A copy-bound case from memory also runs the copy probe that won at its
+  // working-set size once per sample (after a flush of its own), so that its
+  // limit follows the shared host's drift as the read limit does through
+  // the flush reads.
+  const size_t workingSet = static_cast<size_t>(r.workingSetBytes);
+  const StreamPlan *copyPlan = nullptr;
+  std::unique_ptr<Buffer> copySrc, copyDst;
+  if (cold && r.bound == Bound::Copy && workingSet > 0) {
+    const std::string &winner = bandwidthAt(workingSet).copyPlan;
+    for (const StreamPlan &plan : copyPlans())
+      if (planName(plan, true) == winner)
+        copyPlan = &plan;
+    copySrc = std::make_unique<Buffer>(workingSet, 1);
+    copyDst = std::make_unique<Buffer>(workingSet, 0);
+  }
   // One warm-up call of each side outside the timing.
   gen();
   if (twin)
@@ -130,6 +158,13 @@ void Context::measure(Result &r, const Call &gen, const Call &twin,
   if (peer && peer->run() < 0)
     peer = nullptr;
   for (int i = 0; i < count; ++i) {
+    if (copyPlan) {
+      flush();
+      copyGBs.push_back(2.0 * static_cast<double>(workingSet) /
+                        copySeconds(copyDst->data(), copySrc->data(),
+                                    workingSet, limits_.threads, *copyPlan) /
+                        1e9);
+    }
     double gs = 0, ts = 0, ps = 0;
     auto one = [&](int side) {
       if (cold) {
@@ -169,6 +204,8 @@ void Context::measure(Result &r, const Call &gen, const Call &twin,
   }
   if (!flushGBs.empty())
     r.readGBsPaired = median(flushGBs);
+  if (!copyGBs.empty())
+    r.copyGBsPaired = median(copyGBs);
 
   // Limits and the roofline bound.
   if (r.bound == Bound::Latency || r.bound == Bound::Compile)
@@ -177,17 +214,27 @@ void Context::measure(Result &r, const Call &gen, const Call &twin,
       bandwidthAt(static_cast<size_t>(r.workingSetBytes));
   r.readGBs = r.inCache ? bw.warmReadGBs : bw.readGBs;
   r.copyGBs = bw.copyGBs;
+  std::string readProbe = r.inCache ? bw.warmReadPlan : bw.readPlan;
   // Bytes against the read bandwidth from memory: the higher of the
   // bandwidth at the working-set size (the best of its passes in this run)
   // and that of the flush reads next to the calls (their median), since a
   // limit is the most the machine was seen to do; warm for in-cache cases.
-  if (!r.inCache)
-    r.readGBs = std::max(r.readGBs, r.readGBsPaired);
+  if (!r.inCache && r.readGBsPaired > r.readGBs) {
+    r.readGBs = r.readGBsPaired;
+    readProbe = "flush reads next to the calls";
+  }
   double memBound = 0;
-  if (r.bound == Bound::Copy)
+  if (r.bound == Bound::Copy) {
+    r.limitProbe = bw.copyPlan;
+    if (r.copyGBsPaired > r.copyGBs) {
+      r.copyGBs = r.copyGBsPaired;
+      r.limitProbe += ", next to the calls";
+    }
     memBound = r.bytes / (r.copyGBs * 1e9);
-  else if (r.bytes > 0)
+  } else if (r.bytes > 0) {
     memBound = r.bytes / (r.readGBs * 1e9);
+    r.limitProbe = readProbe;
+  }
   const double peak = r.peakGflops;
   const double flopBound = peak > 0 && r.flops > 0 ? r.flops / (peak * 1e9) : 0;
   r.boundSeconds = std::max(memBound, flopBound);

@@ -16,18 +16,25 @@
 ///     separate flush buffer larger than the last-level cache before every
 ///     timed call, so no call is served from what the previous one left in
 ///     the cache; each flush read is timed too, which gives the memory read
-///     bandwidth measured next to the calls (`read_GBs_paired`);
+///     bandwidth measured next to the calls (`read_GBs_paired`); a
+///     copy-bound case also runs the copy probe that won at its working-set
+///     size once per sample, after a flush (`copy_GBs_paired`);
 ///   - a case meant to be in the cache says so (`inCache`): its calls run
 ///     back to back and its read limit is the bandwidth of a warm read of a
 ///     separate buffer of the working set's size;
 ///   - times are medians; ratios are medians of the per-sample ratios;
 ///   - the roofline bound is max(bytes / bandwidth, FLOPs / peak) with the
-///     limits of this host measured in the run (the copy bandwidth at the
-///     case's working-set size from memory, the best of a few passes each
-///     after a flush; the read bandwidth likewise, or that of the flush
-///     reads where higher; warm for in-cache cases); a fraction is given
-///     only for cases whose time is set by those limits (not decode-sized
-///     calls, which report microseconds per call and calls per second).
+///     limits of this host measured in the run: the copy bandwidth at the
+///     case's working-set size from memory (a copy of that many bytes, read
+///     plus written counted as the cases count them, each pass after a
+///     flush), or the median of the paired copies where higher; the read
+///     bandwidth likewise, or the median of the flush reads where higher;
+///     warm for in-cache cases. Each is the best pass of several probes (one
+///     stream per thread and several, prefetch, regular and non-temporal
+///     stores: StreamPlan), since one loop's bandwidth is not the machine's;
+///     the JSON document names the probe that won. A fraction is given only
+///     for cases whose time is set by those limits (not decode-sized calls,
+///     which report microseconds per call and calls per second).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_BENCH_SUITE_SUITE_H
@@ -66,10 +73,13 @@ struct Limits {
   size_t llcBytes = 0;
   size_t flushBytes = 0;
   /// Read and copy bandwidth (GB/s, from memory: each pass after a flush)
-  /// and warm read bandwidth, by working-set size in bytes: the best of a
-  /// few passes each.
+  /// and warm read bandwidth, by working-set size in bytes: each the best
+  /// pass of every probe (StreamPlan), with the probe that gave it and
+  /// every probe's best (GB/s by plan name).
   struct Bandwidth {
     double readGBs = 0, copyGBs = 0, warmReadGBs = 0;
+    std::string readPlan, copyPlan, warmReadPlan;
+    std::map<std::string, double> readByPlan, copyByPlan, warmReadByPlan;
   };
   std::map<size_t, Bandwidth> bandwidth;
 };
@@ -85,9 +95,12 @@ struct Result {
   double vsTwin = 0, vsPeer = 0; ///< median of twin/gen, peer/gen (0: none)
   std::string twinNote, peerNote;
   double peerMaxAbsDiff = -1; ///< peer output vs tilejit's (-1: not compared)
-  double readGBs = 0, copyGBs = 0, readGBsPaired = 0, peakGflops = 0;
+  double readGBs = 0, copyGBs = 0, readGBsPaired = 0, copyGBsPaired = 0,
+         peakGflops = 0;
   std::string peakName;
   double boundSeconds = 0, ofBound = 0;
+  /// The probe whose bandwidth is the case's memory limit (StreamPlan name).
+  std::string limitProbe;
   /// Extra named figures (compile stages in ms, ...).
   std::vector<std::pair<std::string, double>> extra;
 };
