@@ -51,7 +51,10 @@ configure() { # dir, extra cmake args...
 
 run_tests() { # dir
   local dir=$1
-  ninja -C "$dir" -j "$jobs" tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
+  local targets=(tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay)
+  # The benchmark probes' test exists where the benchmarks are built.
+  ninja -C "$dir" -t query tilejit-bench-tests >/dev/null 2>&1 && targets+=(tilejit-bench-tests)
+  ninja -C "$dir" -j "$jobs" "${targets[@]}"
   TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900
 }
 
