@@ -145,6 +145,8 @@ struct Lcg {
   }
 };
 
+/// Every dtype, and unknown values an aclDataType can hold (-64 .. 63; a
+/// value outside that range would be undefined behaviour in C++ itself).
 const aclDataType kAnyDtypes[] = {
     ACL_FLOAT,         ACL_FLOAT16,       ACL_INT8,
     ACL_INT32,         ACL_UINT8,         ACL_INT16,
@@ -153,7 +155,8 @@ const aclDataType kAnyDtypes[] = {
     ACL_STRING,        ACL_COMPLEX64,     ACL_BF16,
     ACL_INT4,          ACL_UINT1,         ACL_HIFLOAT8,
     ACL_FLOAT8_E5M2,   ACL_FLOAT8_E4M3FN, ACL_FLOAT8_E8M0,
-    ACL_FLOAT4_E2M1,   ACL_DT_UNDEFINED,  static_cast<aclDataType>(999)};
+    ACL_FLOAT4_E2M1,   ACL_DT_UNDEFINED,  static_cast<aclDataType>(42),
+    static_cast<aclDataType>(63)};
 
 /// A dtype from `valid` for bytes below 0x80, from every dtype otherwise.
 aclDataType dtypeOf(uint8_t b, const std::vector<aclDataType> &valid) {
@@ -165,7 +168,7 @@ aclDataType dtypeOf(uint8_t b, const std::vector<aclDataType> &valid) {
 const aclFormat kFormats[] = {ACL_FORMAT_ND,         ACL_FORMAT_FRACTAL_NZ,
                               ACL_FORMAT_NCHW,       ACL_FORMAT_NHWC,
                               ACL_FORMAT_UNDEFINED,  ACL_FORMAT_NC1HWC0,
-                              ACL_FORMAT_FRACTAL_Z,  static_cast<aclFormat>(77)};
+                              ACL_FORMAT_FRACTAL_Z,  static_cast<aclFormat>(63)};
 
 const char *const kStrings[] = {
     nullptr, "",      "Norm", "PA_NZ", "None",         "Nct",
@@ -1051,7 +1054,7 @@ bool makeTensors(const Problem &p, std::vector<Made> &out) {
 void checkUnchanged(const char *op, const std::vector<Made> &made,
                     bool inputsOnly) {
   for (const Made &m : made) {
-    if (!m.buffer || (inputsOnly && m.spec->output))
+    if (!m.buffer || !m.buffer->bytes || (inputsOnly && m.spec->output))
       continue;
     if (std::memcmp(m.before.data(), m.buffer->data, m.buffer->bytes) != 0)
       finding(op,
