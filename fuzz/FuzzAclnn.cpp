@@ -145,8 +145,8 @@ struct Lcg {
   }
 };
 
-/// Every dtype, and unknown values an aclDataType can hold (-64 .. 63; a
-/// value outside that range would be undefined behaviour in C++ itself).
+/// Every dtype, and unknown values (the enums have int as their underlying
+/// type in C++, so any int is a value a C caller may pass).
 const aclDataType kAnyDtypes[] = {
     ACL_FLOAT,         ACL_FLOAT16,       ACL_INT8,
     ACL_INT32,         ACL_UINT8,         ACL_INT16,
@@ -156,7 +156,7 @@ const aclDataType kAnyDtypes[] = {
     ACL_INT4,          ACL_UINT1,         ACL_HIFLOAT8,
     ACL_FLOAT8_E5M2,   ACL_FLOAT8_E4M3FN, ACL_FLOAT8_E8M0,
     ACL_FLOAT4_E2M1,   ACL_DT_UNDEFINED,  static_cast<aclDataType>(42),
-    static_cast<aclDataType>(63)};
+    static_cast<aclDataType>(63),      static_cast<aclDataType>(999)};
 
 /// A dtype from `valid` for bytes below 0x80, from every dtype otherwise.
 aclDataType dtypeOf(uint8_t b, const std::vector<aclDataType> &valid) {
@@ -168,7 +168,8 @@ aclDataType dtypeOf(uint8_t b, const std::vector<aclDataType> &valid) {
 const aclFormat kFormats[] = {ACL_FORMAT_ND,         ACL_FORMAT_FRACTAL_NZ,
                               ACL_FORMAT_NCHW,       ACL_FORMAT_NHWC,
                               ACL_FORMAT_UNDEFINED,  ACL_FORMAT_NC1HWC0,
-                              ACL_FORMAT_FRACTAL_Z,  static_cast<aclFormat>(63)};
+                              ACL_FORMAT_FRACTAL_Z,  static_cast<aclFormat>(63),
+                              static_cast<aclFormat>(-1000)};
 
 const char *const kStrings[] = {
     nullptr, "",      "Norm", "PA_NZ", "None",         "Nct",
