@@ -58,7 +58,9 @@ configure() { # dir, extra cmake args...
 
 run_tests() { # dir, extra ctest args...
   local dir=$1; shift
-  ninja -C "$dir" -j "$jobs" tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
+  # libtilejit too: built by the examples' test otherwise, while the install
+  # test, beside it, copies it.
+  ninja -C "$dir" -j "$jobs" tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
   TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 "$@"
 }
 
