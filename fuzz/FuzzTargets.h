@@ -27,6 +27,14 @@ int dslFrontEnd(const uint8_t *data, size_t size);
 /// pipeline and the verifier again.
 int tileIR(const uint8_t *data, size_t size);
 
+/// The five aclnn operators through the public C API: the first byte picks
+/// the operator, the next 16 a small problem and how phase 2 is called, the
+/// rest edits it (index contents, lying descriptors, attributes); layout in
+/// FuzzAclnn.cpp. Every storage ends at a PROT_NONE page, so an access
+/// outside it faults even in JIT-compiled code; a call that returns an
+/// error must leave every buffer as it was (else it aborts).
+int aclnnOperators(const uint8_t *data, size_t size);
+
 } // namespace tilejit::fuzz
 
 #endif

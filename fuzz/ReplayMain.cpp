@@ -32,6 +32,7 @@ struct Target {
 const Target kTargets[] = {
     {"dsl", tilejit::fuzz::dslFrontEnd},
     {"tir", tilejit::fuzz::tileIR},
+    {"aclnn", tilejit::fuzz::aclnnOperators},
 };
 
 } // namespace
@@ -46,7 +47,7 @@ int main(int argc, char **argv) {
     if (std::strcmp(t.name, argv[1]) == 0)
       entry = t.entry;
   if (!entry) {
-    std::fprintf(stderr, "unknown fuzz target '%s' (dsl, tir)\n", argv[1]);
+    std::fprintf(stderr, "unknown fuzz target '%s' (dsl, tir, aclnn)\n", argv[1]);
     return 2;
   }
   std::vector<std::filesystem::path> files;

@@ -3,16 +3,20 @@
 #
 #   scripts/dev.sh demo        install dependencies, build, run `tilejit demo`
 #   scripts/dev.sh test        install dependencies, build, run the whole test suite
-#   scripts/dev.sh sanitize    the test suite once more under ASan + UBSan
+#   scripts/dev.sh sanitize    the test suite once more, in a clang-19 ASan + UBSan
+#                              build that also holds the libFuzzer targets
 #   scripts/dev.sh tsan        the threaded tests (caches, launches, streams) under TSan
-#   scripts/dev.sh fuzz [S]    each libFuzzer target for S seconds (default 60)
+#   scripts/dev.sh fuzz [S]    the libFuzzer targets (dsl, tir, aclnn) for S seconds in
+#                              all (default 180): half to aclnn, a quarter to each other;
+#                              reuses the sanitize build (builds it if absent)
 #   scripts/dev.sh bench       build, run `tilejit bench --report bench/results`
 #                              (extra arguments go to it, e.g. --filter RE)
 #   scripts/dev.sh deps        only install the dependencies
 #
 # Works as root on a fresh Debian 12 machine; the install step is idempotent
 # and takes a second once everything is there. BUILD_DIR (default: build)
-# and JOBS (default: nproc) may be set.
+# and JOBS (default: nproc) may be set; the sanitize and fuzz build is
+# ${BUILD_DIR}-asan.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,12 +27,15 @@ jobs=${JOBS:-$(nproc)}
 packages=(
   build-essential cmake ninja-build ccache git pkg-config python3
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libomp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev python3-matplotlib
 )
 # The benchmark report's peer: PyTorch on an optimised BLAS (bench only).
 bench_packages=(python3-torch libopenblas0-openmp)
-# libFuzzer comes with clang (fuzz only).
+# clang for the sanitize and fuzz build (libFuzzer and the sanitizer runtimes
+# come with libclang-rt, OpenMP for clang with libomp-19-dev). GCC builds use
+# GCC's libgomp; Debian's libomp-dev is LLVM 14's and conflicts with
+# libomp-19-dev (installing one removes the other), so it is not listed.
 fuzz_packages=(clang-19 libclang-rt-19-dev libomp-19-dev)
 
 install_deps() { # extra packages...
@@ -49,14 +56,34 @@ configure() { # dir, extra cmake args...
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 }
 
-run_tests() { # dir
-  local dir=$1
-  local targets=(tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay)
+run_tests() { # dir, extra ctest args...
+  local dir=$1; shift
+  # libtilejit too: built by the examples' test otherwise, while the install
+  # test, beside it, copies it.
+  local targets=(tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay)
   # The benchmark probes' test exists where the benchmarks are built.
   ninja -C "$dir" -t query tilejit-bench-tests >/dev/null 2>&1 && targets+=(tilejit-bench-tests)
   ninja -C "$dir" -j "$jobs" "${targets[@]}"
-  TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900
+  TILEJIT_CACHE=off ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 "$@"
 }
+
+# The one clang build of the sanitizers and the fuzzers: ASan + UBSan,
+# assertions, warnings as errors, TILE_FUZZ=ON (every library compiled with
+# -fsanitize=fuzzer-no-link, so the test binaries and the three
+# tile-fuzz-* binaries share its objects). A folder left by an older GCC
+# configuration is rebuilt from scratch (CMake cannot change compilers).
+asan_dir="${build}-asan"
+configure_asan() {
+  install_deps "${fuzz_packages[@]}"
+  if [ -f "$asan_dir/CMakeCache.txt" ] &&
+     ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-19' "$asan_dir/CMakeCache.txt"; then
+    rm -rf "$asan_dir"
+  fi
+  CC=clang-19 CXX=clang++-19 configure "$asan_dir" -DTILE_FUZZ=ON \
+    -DTILE_SANITIZE=address,undefined -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON \
+    -DTILE_ENABLE_BENCH=OFF
+}
+fuzz_targets=(dsl tir aclnn)
 
 cmd=${1:-}
 case "$cmd" in
@@ -72,27 +99,37 @@ case "$cmd" in
     configure "$build" -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON
     run_tests "$build" ;;
   sanitize)
-    install_deps
-    configure "${build}-asan" -DTILE_SANITIZE=address,undefined -DTILE_ENABLE_BENCH=OFF -DTILE_ENABLE_ASSERTIONS=ON
-    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 run_tests "${build}-asan" ;;
+    # The whole suite (the fuzz regressions and seeds included) and the
+    # fuzz binaries, in the one clang build (see configure_asan). The
+    # operators' debug-mode re-run is left out (label sanitizer-skip in
+    # tests/CMakeLists.txt): its host code is tilejit-tests' own, run here
+    # already, and its bounds checks are in the JIT-compiled kernels, which
+    # the sanitizers do not instrument; the test step runs it.
+    configure_asan
+    ninja -C "$asan_dir" -j "$jobs" "${fuzz_targets[@]/#/tile-fuzz-}"
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      run_tests "$asan_dir" -LE sanitizer-skip ;;
   fuzz)
-    # The fuzzers in their own clang build (ASan + UBSan, the libraries with
-    # -fsanitize=fuzzer-no-link): only the front end, the passes and codegen
-    # are compiled. Each target starts from its seeds and the saved crashes;
-    # a new crash stops the run and leaves its input in the build folder.
-    install_deps "${fuzz_packages[@]}"
-    secs=${2:-60}
-    CC=clang-19 CXX=clang++-19 configure "${build}-fuzz" -DTILE_FUZZ=ON \
-      -DTILE_SANITIZE=address,undefined -DTILE_WERROR=ON -DTILE_ENABLE_ASSERTIONS=ON \
-      -DTILE_ENABLE_TESTS=OFF -DTILE_ENABLE_BENCH=OFF
-    ninja -C "${build}-fuzz" -j "$jobs" tile-fuzz-dsl tile-fuzz-tir
-    for t in dsl tir; do
+    # The fuzzers of the sanitize build, for S seconds in all: half to
+    # aclnn (slow inputs: each is an operator call), a quarter to each of
+    # dsl and tir. Each target starts from its seeds and the saved crashes;
+    # a new crash stops the run and leaves its input in the build folder
+    # (crash-TARGET-*), to be kept under fuzz/regressions/TARGET/.
+    secs=${2:-180}
+    configure_asan
+    ninja -C "$asan_dir" -j "$jobs" "${fuzz_targets[@]/#/tile-fuzz-}"
+    for t in "${fuzz_targets[@]}"; do
+      # aclnn inputs are a 17-byte header and 4-byte edits: long ones at once
+      # (libFuzzer's slow length ramp would keep them to a few edits).
+      share=$((secs / 4)); limits=(-max_len=65536)
+      [ "$t" = aclnn ] && share=$((secs - 2 * (secs / 4))) && limits=(-max_len=256 -len_control=0)
       work=$(mktemp -d)
-      cp fuzz/corpus/$t/* fuzz/regressions/$t/* "$work"/
+      cp fuzz/corpus/$t/* "$work"/
+      cp fuzz/regressions/$t/* "$work"/ 2>/dev/null || true
       ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-        "${build}-fuzz/fuzz/tile-fuzz-$t" -max_total_time="$secs" -timeout=20 \
-        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-        -artifact_prefix="${build}-fuzz/crash-$t-" "$work"
+        "$asan_dir/fuzz/tile-fuzz-$t" -max_total_time="$share" -timeout=30 \
+        -rss_limit_mb=4096 "${limits[@]}" -print_final_stats=1 \
+        -artifact_prefix="$asan_dir/crash-$t-" "$work"
       rm -rf "$work"
     done ;;
   tsan)
@@ -115,5 +152,5 @@ case "$cmd" in
     ninja -C "$build" -j "$jobs" tilejit-cli
     "$build/tools/tilejit" bench --report bench/results "${@:2}" ;;
   *)
-    sed -n '2,15p' "$0"; exit 2 ;;
+    sed -n '2,19p' "$0"; exit 2 ;;
 esac

@@ -70,8 +70,18 @@ static const int ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 static const int ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
 static const int ACL_ERROR_RT_INTERNAL_ERROR = 507000;
 
+/** In C++ the enums of this API have int as their fixed underlying type, so
+ *  every int a C caller passes (an unknown dtype, a bad memcpy kind) is a
+ *  value of the type: without it, loading such a value is undefined
+ *  behaviour and the library's own range checks could be folded away. */
+#ifdef __cplusplus
+#define ACL_ENUM_BASE : int
+#else
+#define ACL_ENUM_BASE
+#endif
+
 /** Element types (numeric values of CANN's aclDataType). */
-typedef enum aclDataType {
+typedef enum aclDataType ACL_ENUM_BASE {
   ACL_DT_UNDEFINED = -1,
   ACL_FLOAT = 0,
   ACL_FLOAT16 = 1,
@@ -103,7 +113,7 @@ typedef enum aclDataType {
 } aclDataType;
 
 /** Storage formats (numeric values of CANN's aclFormat). */
-typedef enum aclFormat {
+typedef enum aclFormat ACL_ENUM_BASE {
   ACL_FORMAT_UNDEFINED = -1,
   ACL_FORMAT_NCHW = 0,
   ACL_FORMAT_NHWC = 1,

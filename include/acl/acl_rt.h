@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /** Direction of an aclrtMemcpy (all kinds copy host memory here). */
-typedef enum aclrtMemcpyKind {
+typedef enum aclrtMemcpyKind ACL_ENUM_BASE {
   ACL_MEMCPY_HOST_TO_HOST = 0,
   ACL_MEMCPY_HOST_TO_DEVICE = 1,
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
@@ -27,7 +27,7 @@ typedef enum aclrtMemcpyKind {
 } aclrtMemcpyKind;
 
 /** Allocation policy of aclrtMalloc (accepted and ignored). */
-typedef enum aclrtMemMallocPolicy {
+typedef enum aclrtMemMallocPolicy ACL_ENUM_BASE {
   ACL_MEM_MALLOC_HUGE_FIRST = 0,
   ACL_MEM_MALLOC_HUGE_ONLY = 1,
   ACL_MEM_MALLOC_NORMAL_ONLY = 2,
@@ -39,7 +39,7 @@ typedef enum aclrtMemMallocPolicy {
 } aclrtMemMallocPolicy;
 
 /** Where the program runs; tilejit always reports ACL_HOST. */
-typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
+typedef enum aclrtRunMode ACL_ENUM_BASE { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
 
 /** Makes `deviceId` (only 0 exists) current on the calling thread. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);

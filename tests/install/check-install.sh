@@ -23,7 +23,7 @@ for h in $(cd "$prefix/include" && find . -name '*.h' | sort); do
   esac
   for lang in $langs; do
     std=$([ $lang = c ] && echo -std=c11 || echo -std=c++20)
-    echo "#include <$h>" | cc -x $lang $std -fsyntax-only -Wall -Werror \
+    echo "#include <$h>" | ${CC:-cc} -x $lang $std -fsyntax-only -Wall -Werror \
       -I"$prefix/include" -I"$prefix/include/tilejit" - \
       || { echo "FAIL: installed header $h does not compile on its own ($lang)"; exit 1; }
   done
@@ -37,14 +37,15 @@ stray=$(nm -D --defined-only "$lib" | awk '{print $3}' | c++filt \
 cp "$src/consumer.c" "$src/consumer_api.cpp" "$work/consumer/"
 cp "$src/CMakeLists.txt.in" "$work/consumer/CMakeLists.txt"
 cmake -S "$work/consumer" -B "$work/consumer/build" -G Ninja \
+  ${CC:+-DCMAKE_C_COMPILER="$CC"} ${CXX:+-DCMAKE_CXX_COMPILER="$CXX"} \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_FLAGS="${CONSUMER_FLAGS:-}" \
   -DCMAKE_CXX_FLAGS="${CONSUMER_FLAGS:-}" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
 "$work/consumer/build/consumer"
 "$work/consumer/build/consumer_api"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
-cc ${CONSUMER_FLAGS:-} "$src/consumer.c" -o "$work/consumer-pc" $(pkg-config --cflags --libs tilejit)
+${CC:-cc} ${CONSUMER_FLAGS:-} "$src/consumer.c" -o "$work/consumer-pc" $(pkg-config --cflags --libs tilejit)
 "$work/consumer-pc"
-c++ -std=c++20 ${CONSUMER_FLAGS:-} "$src/consumer_api.cpp" -o "$work/consumer-api-pc" \
+${CXX:-c++} -std=c++20 ${CONSUMER_FLAGS:-} "$src/consumer_api.cpp" -o "$work/consumer-api-pc" \
   $(pkg-config --cflags --libs tilejit)
 "$work/consumer-api-pc"
