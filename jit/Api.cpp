@@ -8,6 +8,10 @@
 #include "tilejit/tilejit.h"
 
 #include "jit/Compiler.h"
+#include "jit/Errors.h"
+
+#include "dsl/Frontend.h"
+#include "dsl/syntax/AST.h"
 
 #ifndef TILEJIT_VERSION
 #define TILEJIT_VERSION "0"
@@ -44,7 +48,16 @@ jit::DumpStage dumpStage(Stage s) {
   llvm_unreachable("every stage is handled");
 }
 
-Status failure(llvm::Error err) { return Status::error(llvm::toString(std::move(err))); }
+Status failure(llvm::Error err) {
+  auto [kind, message] = jit::takeKindedMessage(std::move(err));
+  switch (kind) {
+  case jit::ErrorKind::Compile: return Status::error(std::move(message), ErrorKind::Compile);
+  case jit::ErrorKind::Type: return Status::error(std::move(message), ErrorKind::Type);
+  case jit::ErrorKind::Value: return Status::error(std::move(message), ErrorKind::Value);
+  case jit::ErrorKind::Other: break;
+  }
+  return Status::error(std::move(message), ErrorKind::Other);
+}
 
 } // namespace
 
@@ -98,6 +111,44 @@ Result<std::string> emit(const Source &source, const std::string &kernel,
   if (!text)
     return failure(text.takeError());
   return std::move(*text);
+}
+
+Result<Declaration> declaration(const Source &source, const std::string &kernel) {
+  const jit::KernelSource &src = Access::source(source);
+  DiagnosticEngine diags;
+  auto parsed = dsl::parse(diags, diags.addBuffer(src.name(), src.text()));
+  if (!parsed)
+    return Status::error(diags.renderAll(), ErrorKind::Compile);
+  for (const auto &k : parsed->ast().kernels) {
+    if (k->name != kernel)
+      continue;
+    Declaration d;
+    d.kernel = k->name;
+    for (const dsl::ast::CompileParam &c : k->cparams) {
+      CompileParamDecl &out = d.compileParams.emplace_back();
+      out.name = c.name;
+      switch (c.kind) {
+      case dsl::ast::CompileParam::Kind::Dtype: out.kind = CompileParamDecl::Kind::Dtype; break;
+      case dsl::ast::CompileParam::Kind::Int: out.kind = CompileParamDecl::Kind::Int; break;
+      case dsl::ast::CompileParam::Kind::Bool: out.kind = CompileParamDecl::Kind::Bool; break;
+      case dsl::ast::CompileParam::Kind::Enum: out.kind = CompileParamDecl::Kind::Enum; break;
+      }
+      out.choices = c.choices;
+      out.hasDefault = c.hasDefault;
+      out.defaultValue = c.defaultValue;
+    }
+    for (const dsl::ast::Param &p : k->params)
+      d.params.push_back({p.name, p.isTensor, p.elemType.name, p.dims, p.guard != nullptr});
+    return d;
+  }
+  std::string message = source.name() + ": no kernel '" + kernel + "' (the file declares";
+  const char *sep = " ";
+  for (const auto &k : parsed->ast().kernels) {
+    message.append(sep).append(k->name);
+    sep = ", ";
+  }
+  message.append(parsed->ast().kernels.empty() ? " none)" : ")");
+  return Status::error(std::move(message), ErrorKind::Compile);
 }
 
 CacheStats cacheStats() {

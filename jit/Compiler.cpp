@@ -13,6 +13,7 @@
 #include "dsl/Frontend.h"
 #include "dsl/ir/Printer.h"
 #include "jit/DiskCache.h"
+#include "jit/Errors.h"
 #include "jit/KernelJIT.h"
 #include "jit/Options.h"
 
@@ -52,6 +53,8 @@
 #endif
 
 namespace tilejit::jit {
+
+char KindedError::ID = 0;
 
 KernelSource::KernelSource(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)),
@@ -199,7 +202,9 @@ std::optional<std::vector<rt::ParamSig>> parseSignature(const std::string &text)
 /// The outcome of one compilation, shared by every waiter.
 struct Slot {
   std::shared_future<std::shared_ptr<const CompiledKernel>> future;
-  std::shared_ptr<std::string> error = std::make_shared<std::string>();
+  /// A failed compile's error, for the callers that waited on it.
+  std::shared_ptr<std::pair<ErrorKind, std::string>> error =
+      std::make_shared<std::pair<ErrorKind, std::string>>();
 };
 
 } // namespace
@@ -310,7 +315,7 @@ llvm::Expected<Specialization> Compiler::Impl::bind(const KernelSource &source,
     DiagnosticEngine diags;
     auto parsed = dsl::parse(diags, diags.addBuffer(source.name(), source.text()));
     if (!parsed)
-      return llvm::createStringError(diags.renderAll());
+      return makeError(ErrorKind::Compile, diags.renderAll());
     file = std::move(parsed);
     std::lock_guard lock(parsedMutex);
     parsedSources.emplace(source.hash(), file);
@@ -325,7 +330,7 @@ llvm::Expected<Specialization> Compiler::Impl::bind(const KernelSource &source,
   diags.addBuffer(source.name(), source.text());
   [[maybe_unused]] auto again = dsl::bindSpecialization(*file, kernel, spec, diags);
   assert(!again && diags.hasErrors() && "binding is deterministic");
-  return llvm::createStringError(diags.renderAll());
+  return makeError(ErrorKind::Compile, diags.renderAll());
 }
 
 llvm::Expected<std::shared_ptr<const CompiledKernel>>
@@ -350,7 +355,7 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return stopAt && *stopAt == s;
   };
   auto diagError = [](DiagnosticEngine &d) {
-    return llvm::createStringError(d.renderAll());
+    return makeError(ErrorKind::Compile, d.renderAll());
   };
 
   DiagnosticEngine diags;
@@ -635,7 +640,7 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
   if (!owner) {
     auto kernel = slot->future.get();
     if (!kernel)
-      return llvm::createStringError(*slot->error);
+      return makeError(slot->error->first, slot->error->second);
     impl_->memoryHits.fetch_add(1, std::memory_order_relaxed);
     return KernelRef{std::move(kernel), false};
   }
@@ -662,12 +667,11 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
   if (!diskWarning.empty())
     impl_->warnOnce(diskWarning);
   if (!compiled) {
-    std::string message = llvm::toString(compiled.takeError());
-    *slot->error = message;
+    *slot->error = takeKindedMessage(compiled.takeError());
     promise.set_value(nullptr);
     std::unique_lock lock(shard.mutex);
     shard.map.erase(key); // failures are not cached
-    return llvm::createStringError(message);
+    return makeError(slot->error->first, slot->error->second);
   }
   impl_->compiles.fetch_add(1, std::memory_order_relaxed);
   promise.set_value(*compiled);

@@ -9,6 +9,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
+#include "jit/Errors.h"
 #include "jit/Options.h"
 
 #include <omp.h>
@@ -65,10 +66,10 @@ int threadCap() {
 } // namespace
 
 llvm::Error CompiledKernel::check(const rt::ArgPack &args) const {
-  auto fail = [&](size_t i, const std::string &what) {
+  auto fail = [&](size_t i, const std::string &what, ErrorKind kind = ErrorKind::Type) {
     const rt::ParamSig &p = signature_[i];
-    return llvm::createStringError("argument " + std::to_string(i) + " ('" + p.name +
-                                   "') of kernel " + key_.fields().kernel + ": " + what);
+    return makeError(kind, "argument " + std::to_string(i) + " ('" + p.name + "') of kernel " +
+                               key_.fields().kernel + ": " + what);
   };
   auto declared = [](const rt::ParamSig &p) {
     return p.tensor ? "a tensor gm<" + std::string(rt::elemTypeName(p.type)) + "> of rank " +
@@ -79,9 +80,9 @@ llvm::Error CompiledKernel::check(const rt::ArgPack &args) const {
     std::string names;
     for (const rt::ParamSig &p : signature_)
       names += (names.empty() ? "" : ", ") + p.name;
-    return llvm::createStringError("kernel " + key_.fields().kernel + " takes " +
-                                   std::to_string(signature_.size()) + " arguments (" + names +
-                                   "); given " + std::to_string(args.size()));
+    return makeError(ErrorKind::Type, "kernel " + key_.fields().kernel + " takes " +
+                                          std::to_string(signature_.size()) + " arguments (" +
+                                          names + "); given " + std::to_string(args.size()));
   }
   for (size_t i = 0; i < signature_.size(); ++i) {
     const rt::ParamSig &p = signature_[i];
@@ -95,18 +96,21 @@ llvm::Error CompiledKernel::check(const rt::ArgPack &args) const {
       continue;
     const auto *d = static_cast<const rt::TensorDesc *>(args.data()[i]);
     if (e.givenRank != p.rank)
-      return fail(i, "is " + declared(p) + "; given rank " + std::to_string(e.givenRank));
+      return fail(i, "is " + declared(p) + "; given rank " + std::to_string(e.givenRank),
+                  ErrorKind::Value);
     if (d->rank != p.rank)
-      return fail(i, "is " + declared(p) + "; given sizes and strides of different lengths");
+      return fail(i, "is " + declared(p) + "; given sizes and strides of different lengths",
+                  ErrorKind::Value);
     bool empty = false;
     for (int64_t a = 0; a < std::min<int64_t>(d->rank, rt::kMaxRank); ++a) {
       if (d->sizes[a] < 0)
         return fail(i, "size " + std::to_string(d->sizes[a]) + " of axis " + std::to_string(a) +
-                           " is negative");
+                           " is negative",
+                    ErrorKind::Value);
       empty |= d->sizes[a] == 0;
     }
     if (!d->data && !empty)
-      return fail(i, "has elements but no data (a null pointer)");
+      return fail(i, "has elements but no data (a null pointer)", ErrorKind::Value);
   }
   return llvm::Error::success();
 }
@@ -122,16 +126,16 @@ llvm::Error CompiledKernel::run(void *const *args, int numThreads) const {
   int64_t rc = grid_(args, grid);
   if (rc != 0) {
     size_t k = static_cast<size_t>(rc - 1);
-    return llvm::createStringError(k < constraintMessages_.size()
-                                       ? constraintMessages_[k]
-                                       : "shape constraint violated");
+    return makeError(ErrorKind::Value, k < constraintMessages_.size()
+                                           ? constraintMessages_[k]
+                                           : "shape constraint violated");
   }
   for (int64_t &g : grid)
     g = std::max<int64_t>(g, 0);
   int64_t total;
   if (__builtin_mul_overflow(grid[0], grid[1], &total) ||
       __builtin_mul_overflow(total, grid[2], &total))
-    return llvm::createStringError("kernel " + key_.fields().kernel + ": a grid of " +
+    return makeError(ErrorKind::Value, "kernel " + key_.fields().kernel + ": a grid of " +
                                    std::to_string(grid[0]) + " x " + std::to_string(grid[1]) +
                                    " x " + std::to_string(grid[2]) +
                                    " programs is more than int64 counts");

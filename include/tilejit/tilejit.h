@@ -43,25 +43,39 @@ using Args = rt::ArgPack;
 using ElemType = rt::ElemType;
 using ParamSig = rt::ParamSig;
 
-/// Success, or a message saying what went wrong.
+/// What kind of mistake an error is, so that a binding can raise the
+/// matching exception without reading the message (Python: CompileError,
+/// TypeError, ValueError, tilejit.Error).
+enum class ErrorKind {
+  None,    ///< no error
+  Compile, ///< a diagnostic of the source or of its specialisation (file:line:col)
+  Type,    ///< arguments of the wrong number, kinds or element types
+  Value,   ///< an argument of the right type whose shape or value is refused
+  Other,   ///< anything else (an unreadable file, a bounds violation, no memory)
+};
+
+/// Success, or a message saying what went wrong and its kind.
 class Status {
 public:
   Status() = default;
-  static Status error(std::string message) { return Status(std::move(message)); }
-  explicit operator bool() const { return !failed_; }
+  static Status error(std::string message, ErrorKind kind = ErrorKind::Other) {
+    return Status(std::move(message), kind == ErrorKind::None ? ErrorKind::Other : kind);
+  }
+  explicit operator bool() const { return kind_ == ErrorKind::None; }
   const std::string &message() const { return message_; }
+  ErrorKind kind() const { return kind_; }
 
 private:
-  explicit Status(std::string message) : message_(std::move(message)), failed_(true) {}
+  Status(std::string message, ErrorKind kind) : message_(std::move(message)), kind_(kind) {}
   std::string message_;
-  bool failed_ = false;
+  ErrorKind kind_ = ErrorKind::None;
 };
 
 /// A value, or the message of the error that prevented it.
 template <class T> class Result {
 public:
   Result(T value) : value_(std::move(value)) {}
-  Result(Status error) : error_(error.message()) {}
+  Result(Status error) : error_(error.message()), kind_(error.kind()) {}
   explicit operator bool() const { return value_.has_value(); }
   T &operator*() { return *value_; }
   const T &operator*() const { return *value_; }
@@ -69,10 +83,15 @@ public:
   const T *operator->() const { return &*value_; }
   /// The error's message (empty on success).
   const std::string &error() const { return error_; }
+  /// The error's kind (None on success).
+  ErrorKind errorKind() const { return kind_; }
+  /// The error as a Status (success when there is a value).
+  Status status() const { return value_ ? Status() : Status::error(error_, kind_); }
 
 private:
   std::optional<T> value_;
   std::string error_;
+  ErrorKind kind_ = ErrorKind::None;
 };
 
 /// A DSL source text and the name its diagnostics use.
@@ -132,6 +151,44 @@ private:
   bool compiled_ = false;
   friend struct Access;
 };
+
+/// A compile-time parameter as a kernel declares it (`T: f16|bf16 = f16`).
+struct CompileParamDecl {
+  enum class Kind { Dtype, Int, Bool, Enum };
+  std::string name;
+  Kind kind = Kind::Int;
+  /// Dtype: the allowed element types (empty: any); Enum: the enumerators.
+  std::vector<std::string> choices;
+  bool hasDefault = false;
+  std::string defaultValue; ///< as text
+};
+
+/// A runtime parameter as a kernel declares it (`x: gm<T>[M, N]`, `a: f32`).
+struct ParamDecl {
+  std::string name;
+  bool tensor = false;
+  /// The element (tensor) or scalar type as written: a type ("f32") or the
+  /// name of a dtype compile-time parameter ("T").
+  std::string elemType;
+  /// A tensor's dimensions as written: size names, literals, "_".
+  std::vector<std::string> dims;
+  /// Declared with `if COND`: present only in the specialisations where the
+  /// condition holds.
+  bool conditional = false;
+};
+
+/// A kernel's declaration before any specialisation: what a caller needs to
+/// infer the compile-time parameters from its arguments (Python's
+/// `@tilejit.jit` does).
+struct Declaration {
+  std::string kernel;
+  std::vector<CompileParamDecl> compileParams;
+  std::vector<ParamDecl> params;
+};
+
+/// The declaration of kernel `kernel` of `source` (a syntax error or an
+/// unknown kernel is an ErrorKind::Compile error).
+TILEJIT_API Result<Declaration> declaration(const Source &source, const std::string &kernel);
 
 /// Compiles kernel `kernel` of `source` for `spec` (bound to the kernel's
 /// declaration first: defaults applied, unknown or ill-typed values are
