@@ -29,9 +29,14 @@ packages=(
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev python3-matplotlib
+  # The Python package (python/, docs/python.md): the extension, its
+  # aclnn binding generated with libclang, its tests.
+  python3-dev pybind11-dev libdlpack-dev python3-numpy python3-torch python3-pytest
+  libclang-19-dev python3-clang-19 libopenblas0-openmp
 )
-# The benchmark report's peer: PyTorch on an optimised BLAS (bench only).
-bench_packages=(python3-torch libopenblas0-openmp)
+# The benchmark report's peer, PyTorch on an optimised BLAS, is in the list
+# above (the Python package's tests use it too).
+bench_packages=()
 # clang for the sanitize and fuzz build (libFuzzer and the sanitizer runtimes
 # come with libclang-rt, OpenMP for clang with libomp-19-dev). GCC builds use
 # GCC's libgomp; Debian's libomp-dev is LLVM 14's and conflicts with
@@ -61,6 +66,8 @@ run_tests() { # dir, extra ctest args...
   # libtilejit too: built by the examples' test otherwise, while the install
   # test, beside it, copies it.
   local targets=(tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay)
+  # The Python package, where it is configured (not in the sanitizer builds).
+  ninja -C "$dir" -t query tilejit-python >/dev/null 2>&1 && targets+=(tilejit-python)
   # The benchmark probes' test exists where the benchmarks are built.
   ninja -C "$dir" -t query tilejit-bench-tests >/dev/null 2>&1 && targets+=(tilejit-bench-tests)
   ninja -C "$dir" -j "$jobs" "${targets[@]}"
