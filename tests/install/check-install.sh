@@ -49,3 +49,29 @@ ${CC:-cc} ${CONSUMER_FLAGS:-} "$src/consumer.c" -o "$work/consumer-pc" $(pkg-con
 ${CXX:-c++} -std=c++20 ${CONSUMER_FLAGS:-} "$src/consumer_api.cpp" -o "$work/consumer-api-pc" \
   $(pkg-config --cflags --libs tilejit)
 "$work/consumer-api-pc"
+# The Python package, where the build has it: installed at Debian's
+# P/lib/python3/dist-packages, importable from there alone (its extensions
+# find P/lib/libtilejit.so through their RPATH), a kernel compiled and run.
+if ls "$build"/python/tilejit/_tilejit*.so >/dev/null 2>&1; then
+  python=${PYTHON:-/usr/bin/python3}
+  (cd "$work" && PYTHONPATH="$prefix/lib/python3/dist-packages" "$python" - "$prefix" <<'PY'
+import os, sys
+import numpy as np
+import tilejit
+prefix = os.path.realpath(sys.argv[1])
+assert os.path.realpath(tilejit.__file__).startswith(prefix), tilejit.__file__
+src = """
+kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cdiv(N, BN)) {
+  let i = program_id(0) * BN;
+  store(y, [i], cast<T>(cast<f32>(load(x, [i], [BN])) * a));
+}
+"""
+k = tilejit.compile(src, "scale", T=np.float32)
+x = np.arange(100, dtype=np.float32)
+y = np.zeros(100, np.float32)
+k(x, y, 3.0)
+assert (y == 3 * x).all()
+print("python consumer ok:", tilejit.version(), k.key)
+PY
+  ) || { echo "FAIL: the installed Python package does not import or run"; exit 1; }
+fi
