@@ -2,7 +2,8 @@
  *
  * \file
  * Included by every aclnnop/ header: the aclnn argument objects and status
- * codes, and the runtime types (aclrtStream) phase 2 takes.
+ * codes, the runtime types (aclrtStream) phase 2 takes, and the marker of
+ * optional parameters (ACLNN_OPTIONAL).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TILEJIT_ACLNN_ACLNN_BASE_H
@@ -11,5 +12,18 @@
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
 #include "aclnn/acl_meta.h"
+
+/** Marks a pointer parameter of an aclnnop/ entry point that may be NULL
+ *  (an optional tensor, array or string). Expands to nothing for C and C++
+ *  compilers; the generator of the Python binding
+ *  (python/aclnn/gen_aclnn_bindings.py) parses the headers with
+ *  TILEJIT_BINDGEN defined and reads it as a clang annotation. */
+#ifndef ACLNN_OPTIONAL
+#ifdef TILEJIT_BINDGEN
+#define ACLNN_OPTIONAL __attribute__((annotate("tilejit_optional")))
+#else
+#define ACLNN_OPTIONAL
+#endif
+#endif
 
 #endif /* TILEJIT_ACLNN_ACLNN_BASE_H */

@@ -18,23 +18,30 @@ extern "C" {
 /** Phase 1: validates the arguments and prepares the executor. */
 ACL_FUNC_VISIBILITY aclnnStatus
 aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn,
-    const aclTensor *keyInRope, const aclTensor *value, const aclTensor *dy,
-    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional,
-    const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
+    const aclTensor *query, const aclTensor *queryRope ACLNN_OPTIONAL,
+    const aclTensor *keyIn, const aclTensor *keyInRope ACLNN_OPTIONAL,
+    const aclTensor *value, const aclTensor *dy,
+    const aclTensor *pseShiftOptional ACLNN_OPTIONAL,
+    const aclTensor *dropMaskOptional ACLNN_OPTIONAL,
+    const aclTensor *paddingMaskOptional ACLNN_OPTIONAL,
+    const aclTensor *attenMaskOptional ACLNN_OPTIONAL,
     const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
-    const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional,
-    const aclTensor *sinkInOptional, const aclIntArray *prefixOptional,
+    const aclTensor *softmaxInOptional ACLNN_OPTIONAL,
+    const aclTensor *attentionInOptional,
+    const aclTensor *sinkInOptional ACLNN_OPTIONAL,
+    const aclIntArray *prefixOptional ACLNN_OPTIONAL,
     const aclIntArray *actualSeqQLenOptional,
     const aclIntArray *actualSeqKvLenOptional,
-    const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional,
-    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
-    int64_t headNum, char *inputLayout, int64_t innerPrecise,
-    int64_t sparseMode, int64_t pseType, char *softmaxInLayout,
-    const aclTensor *dqOut, const aclTensor *dqRopeOut, const aclTensor *dkOut,
-    const aclTensor *dkRopeOut, const aclTensor *dvOut,
-    const aclTensor *dpseOut, const aclTensor *dsinkOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
+    const aclIntArray *qStartIdxOptional ACLNN_OPTIONAL,
+    const aclIntArray *kvStartIdxOptional ACLNN_OPTIONAL, double scaleValue,
+    double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum,
+    char *inputLayout, int64_t innerPrecise, int64_t sparseMode,
+    int64_t pseType, char *softmaxInLayout ACLNN_OPTIONAL,
+    const aclTensor *dqOut, const aclTensor *dqRopeOut ACLNN_OPTIONAL,
+    const aclTensor *dkOut, const aclTensor *dkRopeOut ACLNN_OPTIONAL,
+    const aclTensor *dvOut, const aclTensor *dpseOut ACLNN_OPTIONAL,
+    const aclTensor *dsinkOut ACLNN_OPTIONAL, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(

@@ -20,9 +20,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
     const aclTensor *keyCache, const aclTensor *valueCache,
     const aclTensor *blockTables, const aclTensor *seqLens,
     const aclTensor *keyRef, const aclTensor *valueRef,
-    const aclTensor *seqOffsetOptional, char *cacheMode,
-    const bool isSeqLensCumsum, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclTensor *seqOffsetOptional ACLNN_OPTIONAL,
+    char *cacheMode ACLNN_OPTIONAL, const bool isSeqLensCumsum,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnGatherPaKvCache(void *workspace,

@@ -18,15 +18,20 @@ extern "C" {
 /** Phase 1: validates the arguments and prepares the executor. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnIncreFlashAttentionV4GetWorkspaceSize(
     const aclTensor *query, const aclTensorList *key,
-    const aclTensorList *value, const aclTensor *pseShift,
-    const aclTensor *attenMask, const aclIntArray *actualSeqLengths,
-    const aclTensor *dequantScale1, const aclTensor *quantScale1,
-    const aclTensor *dequantScale2, const aclTensor *quantScale2,
-    const aclTensor *quantOffset2, const aclTensor *antiquantScale,
-    const aclTensor *antiquantOffset, const aclTensor *blocktable,
-    const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue,
-    char *inputLayout, int64_t numKeyValueHeads, int64_t blockSize,
-    int64_t innerPrecise, const aclTensor *attentionOut,
+    const aclTensorList *value, const aclTensor *pseShift ACLNN_OPTIONAL,
+    const aclTensor *attenMask ACLNN_OPTIONAL,
+    const aclIntArray *actualSeqLengths ACLNN_OPTIONAL,
+    const aclTensor *dequantScale1 ACLNN_OPTIONAL,
+    const aclTensor *quantScale1 ACLNN_OPTIONAL,
+    const aclTensor *dequantScale2 ACLNN_OPTIONAL,
+    const aclTensor *quantScale2 ACLNN_OPTIONAL,
+    const aclTensor *quantOffset2 ACLNN_OPTIONAL,
+    const aclTensor *antiquantScale ACLNN_OPTIONAL,
+    const aclTensor *antiquantOffset ACLNN_OPTIONAL,
+    const aclTensor *blocktable ACLNN_OPTIONAL,
+    const aclTensor *kvPaddingSize ACLNN_OPTIONAL, int64_t numHeads,
+    double scaleValue, char *inputLayout, int64_t numKeyValueHeads,
+    int64_t blockSize, int64_t innerPrecise, const aclTensor *attentionOut,
     uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */

@@ -19,7 +19,7 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclnnStatus aclnnNsaCompressWithCacheGetWorkspaceSize(
     const aclTensor *input, const aclTensor *weight,
     const aclTensor *slotMapping, const aclIntArray *actSeqLenOptional,
-    const aclTensor *blockTableOptional, char *layoutOptional,
+    const aclTensor *blockTableOptional, char *layoutOptional ACLNN_OPTIONAL,
     int64_t compressBlockSize, int64_t compressStride, int64_t actSeqLenType,
     int64_t pageBlockSize, aclTensor *outputCache, uint64_t *workspaceSize,
     aclOpExecutor **executor);

@@ -19,11 +19,14 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *key, const aclTensor *keyCacheRef,
     const aclTensor *slotMapping, const aclTensor *value,
-    const aclTensor *valueCacheRef, const aclTensor *compressLensOptional,
-    const aclTensor *compressSeqOffsetOptional,
-    const aclTensor *seqLensOptional, char *cacheModeOptional,
-    char *scatterModeOptional, const aclIntArray *stridesOptional,
-    const aclIntArray *offsetsOptional, uint64_t *workspaceSize,
+    const aclTensor *valueCacheRef,
+    const aclTensor *compressLensOptional ACLNN_OPTIONAL,
+    const aclTensor *compressSeqOffsetOptional ACLNN_OPTIONAL,
+    const aclTensor *seqLensOptional ACLNN_OPTIONAL,
+    char *cacheModeOptional ACLNN_OPTIONAL,
+    char *scatterModeOptional ACLNN_OPTIONAL,
+    const aclIntArray *stridesOptional ACLNN_OPTIONAL,
+    const aclIntArray *offsetsOptional ACLNN_OPTIONAL, uint64_t *workspaceSize,
     aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
