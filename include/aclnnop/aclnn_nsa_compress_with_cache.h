@@ -18,11 +18,12 @@ extern "C" {
 /** Phase 1: validates the arguments and prepares the executor. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnNsaCompressWithCacheGetWorkspaceSize(
     const aclTensor *input, const aclTensor *weight,
-    const aclTensor *slotMapping, const aclIntArray *actSeqLenOptional,
-    const aclTensor *blockTableOptional, char *layoutOptional ACLNN_OPTIONAL,
-    int64_t compressBlockSize, int64_t compressStride, int64_t actSeqLenType,
-    int64_t pageBlockSize, aclTensor *outputCache, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclTensor *slotMapping,
+    const aclIntArray *actSeqLenOptional ACLNN_OPTIONAL,
+    const aclTensor *blockTableOptional ACLNN_OPTIONAL,
+    char *layoutOptional ACLNN_OPTIONAL, int64_t compressBlockSize,
+    int64_t compressStride, int64_t actSeqLenType, int64_t pageBlockSize,
+    aclTensor *outputCache, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /** Phase 2: runs the executor on `stream`. */
 ACL_FUNC_VISIBILITY aclnnStatus
