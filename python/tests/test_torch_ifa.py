@@ -52,13 +52,14 @@ def lay_kv(k, layout):
     return bsnd if layout == "BSND" else bsnd.reshape(B, S, Nkv * D)
 
 
-def make_paged(gen, B, Nkv, D, bs, lens, dtype, *, four_d, shared=False):
+def make_paged(gen, B, Nkv, D, bs, lens, dtype, *, four_d, shared=False, spare=True):
     """A physical block cache and table holding ``lens`` tokens per batch: shuffled block
-    ids, -1 in unused table slots, optionally batch 1 reusing batch 0's first block. Returns
+    ids, -1 in unused table slots (and a spare column of them unless ``spare`` is False),
+    optionally batch 1 reusing batch 0's first block. Returns
     (key cache, value cache, table, logical key, logical value); the logical arrays are
     (B, Nkv, capacity, D) gathered back through the table (zeros where no block is mapped)."""
     need = [math.ceil(L / bs) for L in lens]
-    width = max(need) + 1
+    width = max(need) + spare
     NB = sum(need) + 3
     ids = torch.randperm(NB, generator=gen).tolist()
     table = torch.full((B, width), -1, dtype=torch.int32)
@@ -111,14 +112,16 @@ def run(*, dtype="float16", layout="BNSD", B=2, N=4, Nkv=2, D=16, S=24, kv_int8=
     gen = torch.Generator().manual_seed(seed)
     qdt = DTYPES[dtype]
     kvdt = torch.int8 if kv_int8 else qdt
+    asl_list = None if asl is None else [int(x) for x in asl]
     scale = 1.0 / math.sqrt(D) if scale is None else scale
     q = rand(gen, (B, N, D), qdt)
     kw = dict(num_heads=N, scale_value=scale, input_layout=layout,
               num_key_value_heads=Nkv if pass_nkv else 0, inner_precise=inner_precise)
     if paged is not None:
-        lens = asl if len(asl) > 1 else asl * B
+        lens = asl_list if len(asl_list) > 1 else asl_list * B
         kc, vc, table, K, V = make_paged(gen, B, Nkv, D, paged["bs"], lens, kvdt,
-                                        four_d=paged["four_d"], shared=paged.get("shared", False))
+                                        four_d=paged["four_d"], shared=paged.get("shared", False),
+                                        spare=paged.get("spare", True))
         S = K.shape[2]
         kw.update(block_table=table, block_size=paged["bs"])
         key, value = kc, vc
@@ -166,7 +169,7 @@ def run(*, dtype="float16", layout="BNSD", B=2, N=4, Nkv=2, D=16, S=24, kv_int8=
     pad_active = None
     if kv_pad is not None:
         kw["kv_padding_size"] = torch.tensor([kv_pad], dtype=torch.int64)
-        if asl and paged is None:
+        if asl_list and paged is None:
             pad_active = kv_pad
 
     sc2 = off2 = None
@@ -191,7 +194,7 @@ def run(*, dtype="float16", layout="BNSD", B=2, N=4, Nkv=2, D=16, S=24, kv_int8=
     assert out.shape == query.shape
     assert out.dtype == (torch.int8 if quant is not None else qdt)
 
-    wins = ref_ifa.windows(B, S, asl, pad_active)
+    wins = ref_ifa.windows(B, S, asl_list, pad_active)
     ref, amax = ref_ifa.attention(f64(q), Kd, Vd, scale=float(np.float32(scale)), wins=wins,
                                   G=N // Nkv, mask=mask_np, pse=pse_np)
     o = f64(out).reshape(B, N, D)
@@ -245,10 +248,22 @@ def test_sequence_lengths(S):
     run(S=S, B=1, N=2, Nkv=2, seed=S)
 
 
-def test_long_sequence_is_split_and_deterministic():
-    a = run(B=1, N=2, Nkv=1, D=64, S=8192, seed=3)
-    b = run(B=1, N=2, Nkv=1, D=64, S=8192, seed=3)
+@pytest.mark.parametrize("S,D", [(8192, 64), (65536, 16)])
+def test_long_sequence_is_split_and_deterministic(S, D):
+    a = run(B=1, N=2, Nkv=1, D=D, S=S, seed=3)
+    b = run(B=1, N=2, Nkv=1, D=D, S=S, seed=3)
     assert torch.equal(a, b)
+
+
+def test_batch_limit():
+    # S = 1: the softmax has one weight, so the output is exactly V.
+    gen = torch.Generator().manual_seed(2)
+    q = rand(gen, (65536, 1, 16), f16)
+    v = rand(gen, (65536, 1, 16), f16)
+    assert torch.equal(OP(q, q, v, num_heads=1), v)
+    q = torch.zeros(65537, 1, 16, dtype=f16)
+    with pytest.raises(ValueError, match="65536"):
+        OP(q, q, q, num_heads=1)
 
 
 def test_large_scale_does_not_overflow():
@@ -273,8 +288,9 @@ def test_actual_seq_lengths(asl):
     run(asl=asl, S=24, seed=len(asl) + asl[0])
 
 
-def test_actual_seq_lengths_as_tensor_values():
-    run(asl=[5, 9], seed=6)
+def test_actual_seq_lengths_as_a_tensor():
+    # The dispatcher turns an int64 tensor into the SymInt[] list, as torch_npu's does.
+    run(asl=torch.tensor([5, 9]), seed=6)
 
 
 # --- masks and pse ---------------------------------------------------------------------------
@@ -328,6 +344,10 @@ def test_paged_3d_cache_with_any_query_layout(layout):
 def test_paged_with_mask_pse_and_ignored_left_padding():
     run(paged=dict(bs=16, four_d=True), asl=[40, 9], mask=("4d", torch.bool, "random"),
         pse="1", kv_pad=5, seed=15)
+
+
+def test_paged_lengths_fill_the_table_exactly():
+    run(paged=dict(bs=16, four_d=True, spare=False), asl=[48, 32], seed=29)
 
 
 def test_paged_block_size_512():
