@@ -151,9 +151,11 @@ def stats_tensor(x, cq, layout):
 
 
 def backward(q, k, v, dy, o, m, l, cq, ck, *, scale, mode=0, pre=2147483647, nxt=2147483647,
-             mask=None, pse=None, drop=None, keep_prob=1.0, sink=None, prefix=None):
+             mask=None, pse=None, drop=None, keep_prob=1.0, sink=None, prefix=None,
+             sink_abs=False):
     """dq, dk, dv, dsink in float64 from the given O, M and L [T1, N1]
-    (section 4; σ and κ rounded to float32)."""
+    (section 4; σ and κ rounded to float32). sink_abs: dsink sums the absolute
+    value of each row's term instead (the scale of the spec's dθ bound)."""
     q, k, v, dy, o = (np.asarray(t, np.float64) for t in (q, k, v, dy, o))
     scale = float(np.float32(scale))
     kp = float(np.float32(keep_prob))
@@ -189,7 +191,8 @@ def backward(q, k, v, dy, o, m, l, cq, ck, *, scale, mode=0, pre=2147483647, nxt
             if sink is not None:
                 with np.errstate(over="ignore"):
                     psink = np.exp(sink[h] - mi[:, 0]) / li[:, 0]
-                dsink[h] -= (psink * (p * dp).sum(axis=1)).sum()
+                term = psink * (p * dp).sum(axis=1)
+                dsink[h] += np.abs(term).sum() if sink_abs else -term.sum()
     return dq, dk, dv, dsink
 
 
@@ -221,7 +224,7 @@ def check(name, x, ref, dtype, rms=None):
     tol = {torch.float32: (1e-4, 1e-5, 1e-5), torch.float16: (2e-3, 1e-3, 1e-3),
            torch.bfloat16: (1e-2, 8e-3, 8e-3)}[dtype]
     rtol, atol, rrms = tol if rms is None else (tol[0], tol[1], rms)
-    x = np.asarray(x, np.float64)
+    x = x.detach().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, np.float64)
     ref = np.asarray(ref, np.float64)
     assert x.shape == ref.shape, (name, x.shape, ref.shape)
     m = np.abs(ref).max() if ref.size else 0.0
