@@ -141,8 +141,10 @@ def test_forward_and_gradients(dtype, name):
 
 
 def test_gqa_mqa_and_head_dims():
-    for n1, n2, d, dv in ((6, 3, 8, 8), (4, 1, 24, 16), (2, 2, 3, 3)):
-        r = run_case(F32, n1=n1, n2=n2, d=d, dv=dv, causal=True)
+    for n1, n2, d, dv, cu_q, cu_k in ((6, 3, 8, 8, CU_Q, CU_K), (4, 1, 24, 16, CU_Q, CU_K),
+                                      (2, 2, 3, 3, CU_Q, CU_K),
+                                      (2, 1, 768, 512, [0, 70, 75], [0, 70, 90])):
+        r = run_case(F32, n1=n1, n2=n2, d=d, dv=dv, causal=True, cu_q=cu_q, cu_k=cu_k)
         R.check("o", r["o"], r["ro"], F32)
         for nm, g, rg in zip("qkv", r["grads"], r["rgrads"]):
             R.check("d" + nm, g, rg, F32)

@@ -242,7 +242,8 @@ def test_dropout_with_sink_and_gqa():
 
 
 def test_dropout_mask_generator_bits():
-    for numels, kp, seed, off in [(1000, 0.9, 123, 0), (77, 0.5, -5, 10), (4099, 0.25, 2**62, 2**40)]:
+    for numels, kp, seed, off in ((1000, 0.9, 123, 0), (77, 0.5, -5, 10),
+                                  (4099, 0.25, 2**62, 2**40)):
         mask = fag.dropout_gen_mask(numels, kp, seed, off)
         assert mask.dtype == torch.uint8 and mask.numel() == (numels + 127) // 128 * 16
         assert np.array_equal(mask.numpy(), R.dropout_mask(numels, kp, seed, off))

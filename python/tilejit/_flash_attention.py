@@ -91,15 +91,15 @@ class _FlashAttention(torch.autograd.Function):
         t1, n1, d = q.shape
         t2, n2, dv = v.shape
         bcount = len(cu_q) - 1
-        seq = torch.zeros(bcount, 8, dtype=torch.int64)
-        work = []
+        rows, work = [], []
         cnt = 0
         for b in range(bcount):
             sq, skv = cu_q[b + 1] - cu_q[b], cu_kv[b + 1] - cu_kv[b]
             lo, hi = _band(mode, pre, nxt, sq, skv)
-            seq[b] = torch.tensor([cu_q[b], sq, cu_kv[b], skv, lo, hi, cnt, 0])
+            rows.append((cu_q[b], sq, cu_kv[b], skv, lo, hi, cnt, 0))
             work.extend((b, i) for i in range(0, sq, _BM))
             cnt += sq * skv
+        seq = torch.tensor(rows, dtype=torch.int64)
         numels = n1 * cnt
         drop = keep_prob < 1.0
         o = torch.zeros(t1, n1, dv, dtype=q.dtype)
