@@ -246,3 +246,12 @@ def test_several_threads():
     assert not errors
     for i in range(6):
         assert all(torch.equal(a, b) for a, b in zip(got[i], want[i % 3]))
+
+
+@pytest.mark.parametrize("t1,t2", [(5, 0), (0, 4), (0, 0)])
+def test_empty_sides(t1, t2):
+    leaves = [torch.randn(*s).requires_grad_() for s in ((t1, 2, 8), (t2, 1, 8), (t2, 1, 8))]
+    o = fa(*leaves, [0, t1], [0, t2])
+    o.backward(torch.ones_like(o))
+    assert o.shape == (t1, 2, 8) and (o == 0).all()
+    assert all(t.grad.shape == t.shape and (t.grad == 0).all() for t in leaves)
