@@ -261,10 +261,10 @@ for _name, (_cpu, _meta) in _IMPLS.items():
 def _check_entry(op, tensors):
     _check_kinds(op, None, tensors)
     devices = {t.device.type for t in tensors.values() if t is not None}
-    if not devices <= {"cpu", "meta"}:
+    if devices != {"cpu"} and devices != {"meta"}:
         raise _argument_type_error(
-            f"{op}: CPU tensors are required (or meta tensors for shapes), got devices "
-            f"{sorted(devices)}")
+            f"{op}: CPU tensors are required (or only meta tensors, for shapes), got "
+            f"devices {sorted(devices)}")
 
 
 def npu_scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, *,
