@@ -34,6 +34,8 @@
 #include <regex>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -240,27 +242,57 @@ std::vector<int64_t> intTuple(py::handle seq) {
   return v;
 }
 
+/// PyTorch's tensor type and its strided layout, looked up once torch is
+/// imported and kept for the life of the process; null before.
+struct TorchObjects {
+  PyObject *tensorType = nullptr;
+  PyObject *strided = nullptr;
+};
+const TorchObjects *torchObjects() {
+  static TorchObjects cached; // under the GIL
+  if (!cached.tensorType) {
+    py::object torch = importedModule("torch");
+    if (torch.is_none())
+      return nullptr;
+    cached.strided = py::object(torch.attr("strided")).release().ptr();
+    cached.tensorType = py::object(torch.attr("Tensor")).release().ptr();
+  }
+  return &cached;
+}
+
+/// The aclDataType (-2: none) and name of a torch.dtype, remembered per
+/// dtype object (they are singletons).
+std::pair<int, std::string> torchDataType(py::handle dtype) {
+  static std::vector<std::pair<PyObject *, std::pair<int, std::string>>>
+      seen; // under the GIL
+  for (const auto &[object, value] : seen)
+    if (object == dtype.ptr())
+      return value;
+  std::string name = py::str(dtype);
+  if (name.rfind("torch.", 0) == 0)
+    name = name.substr(6);
+  std::pair<int, std::string> value{dataTypeOf(name), name};
+  seen.emplace_back(dtype.inc_ref().ptr(), value);
+  return value;
+}
+
 /// A torch.Tensor: the CPU check, then shape, strides, storage offset and
 /// the whole storage. Returns false if `obj` is not a torch.Tensor.
 bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
                    TensorDesc &d) {
-  py::object torch = importedModule("torch");
-  if (torch.is_none() || !py::isinstance(obj, torch.attr("Tensor")))
+  const TorchObjects *torch = torchObjects();
+  if (!torch || !PyObject_TypeCheck(
+                    obj.ptr(), reinterpret_cast<PyTypeObject *>(torch->tensorType)))
     return false;
-  if (!obj.attr("layout").is(torch.attr("strided")))
+  if (py::object(obj.attr("layout")).ptr() != torch->strided)
     argumentError(ErrorClass::Type, e, param,
                   "a strided tensor is required, got layout " +
                       std::string(py::str(obj.attr("layout"))));
-  std::string device = py::str(obj.attr("device"));
-  if (device != "cpu")
+  if (!obj.attr("is_cpu").cast<bool>())
     argumentError(ErrorClass::Type, e, param,
-                  "a CPU tensor is required, got one on device '" + device +
-                      "'");
-  std::string dtype = py::str(obj.attr("dtype"));
-  d.dtypeName = dtype;
-  if (dtype.rfind("torch.", 0) == 0)
-    d.dtypeName = dtype.substr(6);
-  d.dataType = dataTypeOf(d.dtypeName);
+                  "a CPU tensor is required, got one on device '" +
+                      std::string(py::str(obj.attr("device"))) + "'");
+  std::tie(d.dataType, d.dtypeName) = torchDataType(obj.attr("dtype"));
   d.shape = intTuple(obj.attr("shape"));
   d.strides = intTuple(obj.attr("stride")());
   d.offset = obj.attr("storage_offset")().cast<int64_t>();
