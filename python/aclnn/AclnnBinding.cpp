@@ -47,15 +47,24 @@ const Tables *tables = nullptr;
 
 const char *kindName(Kind k) {
   switch (k) {
-  case Kind::Tensor: return "tensor";
-  case Kind::TensorList: return "tensor_list";
-  case Kind::IntArray: return "int_array";
-  case Kind::FloatArray: return "float_array";
-  case Kind::BoolArray: return "bool_array";
-  case Kind::Int: return "int";
-  case Kind::Float: return "float";
-  case Kind::Str: return "str";
-  case Kind::Bool: return "bool";
+  case Kind::Tensor:
+    return "tensor";
+  case Kind::TensorList:
+    return "tensor_list";
+  case Kind::IntArray:
+    return "int_array";
+  case Kind::FloatArray:
+    return "float_array";
+  case Kind::BoolArray:
+    return "bool_array";
+  case Kind::Int:
+    return "int";
+  case Kind::Float:
+    return "float";
+  case Kind::Str:
+    return "str";
+  case Kind::Bool:
+    return "bool";
   }
   return "?";
 }
@@ -87,8 +96,8 @@ py::object exceptionClass(ErrorClass which) {
 /// `message` (the C message, or the text) and `argument` (the parameter it
 /// names, or None).
 [[noreturn]] void raiseError(ErrorClass which, const std::string &text,
-                        py::object status, const std::string &message,
-                        py::object argument) {
+                             py::object status, const std::string &message,
+                             py::object argument) {
   py::object cls = exceptionClass(which);
   py::object e = cls(text);
   e.attr("status") = std::move(status);
@@ -106,7 +115,7 @@ py::object exceptionClass(ErrorClass which) {
     text += std::string(param) + ": ";
   text += what;
   raiseError(which, text, py::none(), text,
-        param ? py::object(py::str(param)) : py::object(py::none()));
+             param ? py::object(py::str(param)) : py::object(py::none()));
 }
 
 /// A failed aclnn status: which class it raises. The ACLNN_ERR_PARAM_* codes
@@ -152,8 +161,8 @@ ErrorClass classify(int32_t status, const std::string &rule) {
     if (first == e.params[i].name)
       argument = py::str(first);
   std::string text = message + " (aclnn status " + std::to_string(status) + ")";
-  raiseError(classify(status, std::string(rule)), text, py::int_(status), message,
-        std::move(argument));
+  raiseError(classify(status, std::string(rule)), text, py::int_(status),
+             message, std::move(argument));
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,15 +202,24 @@ std::string names(const EnumName *table, size_t n) {
 /// through the header's names; -2 when there is none.
 int dataTypeOf(std::string_view dtype) {
   static const std::pair<const char *, const char *> map[] = {
-      {"float32", "FLOAT"},         {"float16", "FLOAT16"},
-      {"bfloat16", "BF16"},         {"int8", "INT8"},
-      {"uint8", "UINT8"},           {"int16", "INT16"},
-      {"uint16", "UINT16"},         {"int32", "INT32"},
-      {"uint32", "UINT32"},         {"int64", "INT64"},
-      {"uint64", "UINT64"},         {"float64", "DOUBLE"},
-      {"bool", "BOOL"},             {"complex64", "COMPLEX64"},
-      {"complex128", "COMPLEX128"}, {"complex32", "COMPLEX32"},
-      {"float8_e5m2", "FLOAT8_E5M2"}, {"float8_e4m3fn", "FLOAT8_E4M3FN"},
+      {"float32", "FLOAT"},
+      {"float16", "FLOAT16"},
+      {"bfloat16", "BF16"},
+      {"int8", "INT8"},
+      {"uint8", "UINT8"},
+      {"int16", "INT16"},
+      {"uint16", "UINT16"},
+      {"int32", "INT32"},
+      {"uint32", "UINT32"},
+      {"int64", "INT64"},
+      {"uint64", "UINT64"},
+      {"float64", "DOUBLE"},
+      {"bool", "BOOL"},
+      {"complex64", "COMPLEX64"},
+      {"complex128", "COMPLEX128"},
+      {"complex32", "COMPLEX32"},
+      {"float8_e5m2", "FLOAT8_E5M2"},
+      {"float8_e4m3fn", "FLOAT8_E4M3FN"},
       {"float8_e8m0fnu", "FLOAT8_E8M0"}};
   for (auto [from, to] : map)
     if (dtype == from)
@@ -281,8 +299,8 @@ std::pair<int, std::string> torchDataType(py::handle dtype) {
 bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
                    TensorDesc &d) {
   const TorchObjects *torch = torchObjects();
-  if (!torch || !PyObject_TypeCheck(
-                    obj.ptr(), reinterpret_cast<PyTypeObject *>(torch->tensorType)))
+  if (!torch || !PyObject_TypeCheck(obj.ptr(), reinterpret_cast<PyTypeObject *>(
+                                                   torch->tensorType)))
     return false;
   if (py::object(obj.attr("layout")).ptr() != torch->strided)
     argumentError(ErrorClass::Type, e, param,
@@ -300,8 +318,8 @@ bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
   // torch >= 2.0 has untyped_storage(); 1.13's storage() is typed, and both
   // count bytes with nbytes().
   static const bool untyped = py::hasattr(obj, "untyped_storage");
-  py::object storage = untyped ? obj.attr("untyped_storage")()
-                               : obj.attr("storage")();
+  py::object storage =
+      untyped ? obj.attr("untyped_storage")() : obj.attr("storage")();
   int64_t bytes = storage.attr("nbytes")().cast<int64_t>();
   d.storageElems = d.elementSize > 0 ? bytes / d.elementSize : 0;
   auto first = obj.attr("data_ptr")().cast<uintptr_t>();
@@ -401,7 +419,8 @@ aclTensor *makeTensor(const EntryPoint &e, const char *param, py::handle obj,
   if (!describeTorch(e, param, value, d) && !describeNumpy(e, param, value, d))
     argumentError(ErrorClass::Type, e, param,
                   "a torch.Tensor on the CPU (or a NumPy array) is required, "
-                  "got " + typeName(value));
+                  "got " +
+                      typeName(value));
   int dataType = d.dataType;
   if (wrapped && wrapped->dataType != -2) {
     if (static_cast<int64_t>(aclDataTypeSize(
@@ -630,8 +649,8 @@ void call(const EntryPoint &e, py::args args, py::kwargs kwargs) {
     } else {
       void *workspace = nullptr;
       if (workspaceSize > 0)
-        workspace = ::operator new(workspaceSize, std::align_val_t(64),
-                                   std::nothrow);
+        workspace =
+            ::operator new(workspaceSize, std::align_val_t(64), std::nothrow);
       if (workspaceSize > 0 && !workspace) {
         aclDestroyAclOpExecutor(executor);
         status = ACLNN_ERR_RUNTIME_ERROR;
@@ -659,8 +678,8 @@ std::string docOf(const EntryPoint &e) {
     if (e.params[i].optional)
       doc += "=None";
   }
-  doc += ") -> None\n\nRuns " + std::string(e.phase1Name) + " and its phase 2 (" +
-         e.header +
+  doc += ") -> None\n\nRuns " + std::string(e.phase1Name) +
+         " and its phase 2 (" + e.header +
          ") on the calling thread, the GIL released.\n\nParameters, in the "
          "header's order (also keywords):\n";
   for (size_t i = 0; i < e.numParams; ++i)
@@ -692,8 +711,8 @@ void defineModule(py::module_ &m, const Tables &t) {
                                return py::str(f.dataTypeName);
                              })
       .def("__repr__", [](const Formatted &f) {
-        std::string r = "with_format(<" + typeName(f.tensor) + ">, '" +
-                        f.formatName + "'";
+        std::string r =
+            "with_format(<" + typeName(f.tensor) + ">, '" + f.formatName + "'";
         if (f.dataType != -2)
           r += ", dtype='" + f.dataTypeName + "'";
         return r + ")";
@@ -718,8 +737,8 @@ void defineModule(py::module_ &m, const Tables &t) {
         f.dataType = -2;
         if (!dtype.is_none()) {
           f.dataTypeName = py::str(dtype);
-          f.dataType = lookup(tables->dataTypes, tables->numDataTypes,
-                              f.dataTypeName);
+          f.dataType =
+              lookup(tables->dataTypes, tables->numDataTypes, f.dataTypeName);
           if (f.dataType < 0) {
             PyErr_SetString(PyExc_ValueError,
                             ("with_format: unknown dtype '" + f.dataTypeName +

@@ -314,7 +314,7 @@ def test_scatter_3d_key_ignores_the_compression_arguments():
 
 def gather_problem(dtype, index, gen, nz=False, vdtype=None, lens=(5, 0, 3, 2)):
     vdtype = vdtype or dtype
-    nb, bs, n, dk, dv, width = 5, 4, 2, 32, 16, 3
+    nb, bs, n, dk, dv = 5, 4, 2, 32, 16
     b = len(lens)
     if nz:
         ek = 32 // torch.empty((), dtype=dtype).element_size()

@@ -23,8 +23,9 @@ operator that ``import tilejit.torch`` registers:
 Where an operator module defines the torch_npu entry of the name (it checks the argument
 kinds first, so a NumPy array raises ``TypeError`` rather than the dispatcher's
 ``RuntimeError``), that is the attribute; otherwise it is ``torch.ops.tilejit.<name>``
-itself (its overloads, e.g. ``npu_nsa_compress_infer.cache``, resolved from the arguments). What each
-schema cannot express is listed in the docstring of its module in ``tilejit._ops``.
+itself (its overloads, e.g. ``npu_nsa_compress_infer.cache``, resolved from the
+arguments). What each schema cannot express is listed in the docstring of its module in
+``tilejit._ops``.
 """
 import importlib
 
