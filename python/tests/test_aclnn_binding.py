@@ -452,3 +452,66 @@ def test_threads_calling_at_once_get_their_own_results_and_errors():
     assert errors == [None] * 8
     for (kc, vc, tables, seq, key, value), (rk, rv) in zip(problems, refs):
         assert np.array_equal(_np(key), rk) and np.array_equal(_np(value), rv)
+
+
+#===------------------------------------------------------------------------===#
+# The generator refuses what it cannot bind
+#===------------------------------------------------------------------------===#
+
+GENERATOR = os.path.join(os.path.dirname(__file__), os.pardir, "aclnn", "gen_aclnn_bindings.py")
+
+
+def _generate(tmp_path, extra_header):
+    """Runs the generator over a copy of include/ with one more aclnnop/ header."""
+    import shutil
+    import subprocess
+    import sys
+    pytest.importorskip("clang.cindex")
+    inc = tmp_path / "include"
+    shutil.copytree(INCLUDE, inc)
+    (inc / "aclnnop" / "aclnn_extra.h").write_text(
+        '#include "aclnn/aclnn_base.h"\n' + extra_header)
+    out = tmp_path / "out.cpp"
+    proc = subprocess.run([sys.executable, GENERATOR, "--include-dir", str(inc),
+                           "--output", str(out)], capture_output=True, text=True)
+    return proc, out
+
+
+def test_generator_binds_a_new_entry_point_from_its_header(tmp_path):
+    proc, out = _generate(tmp_path, """
+aclnnStatus aclnnExtraGetWorkspaceSize(const aclTensor *x, const aclTensor *y ACLNN_OPTIONAL,
+    const aclFloatArray *w ACLNN_OPTIONAL, int32_t n, float s, char *mode,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnExtra(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+""")
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert '{"Extra", "aclnnExtraGetWorkspaceSize", "aclnnop/aclnn_extra.h"' in text
+    for row in ('{"x", Kind::Tensor, false}', '{"y", Kind::Tensor, true}',
+                '{"w", Kind::FloatArray, true}', '{"n", Kind::Int, false}',
+                '{"s", Kind::Float, false}', '{"mode", Kind::Str, false}'):
+        assert row in text
+    assert "static_cast<int32_t>(s[3].i)" in text and "static_cast<float>(s[4].f)" in text
+
+
+@pytest.mark.parametrize("header, error", [
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(const aclScalar *x, uint64_t *workspaceSize,"
+     " aclOpExecutor **executor);\naclnnStatus aclnnExtra(void *w, uint64_t n,"
+     " aclOpExecutor *e, aclrtStream s);", "a type the binding does not know"),
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(const aclTensor *x, uint64_t *workspaceSize,"
+     " aclOpExecutor **executor);", "has no phase 2"),
+    ("aclnnStatus aclnnExtraRun(const aclTensor *x);", "neither a phase 1"),
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(int64_t n ACLNN_OPTIONAL, uint64_t *"
+     "workspaceSize, aclOpExecutor **executor);\naclnnStatus aclnnExtra(void *w, uint64_t n,"
+     " aclOpExecutor *e, aclrtStream s);", "not a pointer"),
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(const aclTensor *x);\naclnnStatus aclnnExtra("
+     "void *w, uint64_t n, aclOpExecutor *e, aclrtStream s);", "must end with"),
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(const aclTensor *x, uint64_t *workspaceSize,"
+     " aclOpExecutor **executor);\naclnnStatus aclnnExtra(aclOpExecutor *e);",
+     "phase 2 must be"),
+    ("aclnnStatus aclnnExtraGetWorkspaceSize(const aclTensor *x uint64_t);", "does not parse"),
+])
+def test_generator_refuses_what_it_cannot_bind(tmp_path, header, error):
+    proc, _ = _generate(tmp_path, header)
+    assert proc.returncode == 1 and error in proc.stderr, proc.stderr
