@@ -515,3 +515,43 @@ aclnnStatus aclnnExtra(void *workspace, uint64_t workspaceSize, aclOpExecutor *e
 def test_generator_refuses_what_it_cannot_bind(tmp_path, header, error):
     proc, _ = _generate(tmp_path, header)
     assert proc.returncode == 1 and error in proc.stderr, proc.stderr
+
+
+def test_the_gil_is_released_while_the_operator_runs():
+    # A thread that wakes every 0.1 ms records the times it ran Python; the main thread
+    # records when each of its calls ran. With a switch interval longer than the test,
+    # the main thread lets go of the GIL only where something releases it, so a wake-up
+    # inside a call means the call released it.
+    nb, bs, width = 64, 128, 4096
+    kc = torch.ones(nb, bs, 1, 16, dtype=torch.float16)
+    tables = torch.arange(nb, dtype=torch.int32).repeat(width // nb).reshape(1, width)
+    rows = width * bs                            # 512K rows of 32 bytes
+    args = (kc, kc, tables, torch.tensor([rows], dtype=torch.int32),
+            torch.zeros(rows, 1, 16, dtype=torch.float16),
+            torch.zeros(rows, 1, 16, dtype=torch.float16), None, "Norm", False)
+    _aclnn.GatherPaKvCache(*args)                 # compiled before the measured calls
+    import time
+    wakes, calls = [], []
+    stop = threading.Event()
+
+    def sleeper():
+        while not stop.is_set():
+            time.sleep(0.0001)
+            wakes.append(time.perf_counter())
+
+    import sys
+    interval = sys.getswitchinterval()
+    t = threading.Thread(target=sleeper)
+    t.start()
+    sys.setswitchinterval(100.0)
+    try:
+        for _ in range(30):
+            start = time.perf_counter()
+            _aclnn.GatherPaKvCache(*args)
+            calls.append((start, time.perf_counter()))
+    finally:
+        sys.setswitchinterval(interval)
+        stop.set()
+        t.join()
+    inside = sum(1 for w in wakes for a, b in calls if a < w < b)
+    assert inside > 0, (len(wakes), [b - a for a, b in calls][:5])
