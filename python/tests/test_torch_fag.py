@@ -377,9 +377,11 @@ def test_wrong_kind_or_dtype_is_a_type_error(good):
             lambda: OP(g.q, g.k, g.v, g.dy, 2, "TND", **dict(g.args, atten_mask=CMASK.int())),
             lambda: OP(g.q, g.k, g.v, g.dy, 2, "TND", **dict(g.args, sink=torch.zeros(2).half())),
             lambda: OP(g.q, g.k, g.v, g.dy, 2, "TND", **dict(g.args, attention_in=g.o.half())),
-            # The CPU implementation itself, given what the dispatcher would not pass.
+            # torch_npu's entry, given what the dispatcher would refuse with a RuntimeError.
             lambda: fag.npu_fusion_attention_grad(g.q.numpy(), g.k, g.v, g.dy, 2, "TND"),
-            lambda: fag.npu_fusion_attention_grad(g.q, g.k.to("meta"), g.v, g.dy, 2, "TND"),
+            # Meta and CPU tensors mixed, through the operator and its CPU implementation.
+            lambda: OP(g.q, g.k.to("meta"), g.v, g.dy, 2, "TND", **g.args),
+            lambda: fag._cpu(g.q, g.k.to("meta"), g.v, g.dy, 2, "TND"),
     ):
         _raises(TypeError, g, bad)
 

@@ -33,9 +33,7 @@ import tilejit.torch  # noqa: F401  (registers the operators)
 import torch
 
 # Each name, the module that registers its operator, and whether that module's function of
-# the name is the torch_npu entry (kv_cache, incre_flash_attention and nsa_compress say so in
-# their docstrings; fusion_attention_grad's function of the name is its CPU kernel, so the
-# operator itself is bound there).
+# the name is the torch_npu entry (each module's docstring says so).
 _SOURCES = {
     "npu_scatter_pa_kv_cache": ("tilejit._ops.kv_cache", True),
     "npu_scatter_pa_kv_cache_functional": ("tilejit._ops.kv_cache", True),
@@ -43,7 +41,7 @@ _SOURCES = {
     "npu_gather_pa_kv_cache_functional": ("tilejit._ops.kv_cache", True),
     "npu_incre_flash_attention": ("tilejit._ops.incre_flash_attention", True),
     "npu_nsa_compress_infer": ("tilejit._ops.nsa_compress", True),
-    "npu_fusion_attention_grad": ("tilejit._ops.fusion_attention_grad", False),
+    "npu_fusion_attention_grad": ("tilejit._ops.fusion_attention_grad", True),
 }
 
 __all__ = sorted(_SOURCES)

@@ -140,14 +140,14 @@ def _check_args(query, key, value, dy, input_layout, pse, padding_mask, atten_ma
                          "BSH/SBH/BNSD/BSND/TND(case-insensitive), but got " + input_layout)
 
 
-def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, pse=None,
-                              padding_mask=None, atten_mask=None, softmax_max=None,
-                              softmax_sum=None, softmax_in=None, attention_in=None,
-                              scale_value=1.0, keep_prob=1.0, pre_tockens=2147483647,
-                              next_tockens=2147483647, inner_precise=0, seed=0, offset=0,
-                              numels=0, prefix=None, actual_seq_qlen=None,
-                              actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
-                              sync=False, softmax_layout="", sink=None):
+def _cpu(query, key, value, dy, head_num, input_layout, *, pse=None,
+         padding_mask=None, atten_mask=None, softmax_max=None,
+         softmax_sum=None, softmax_in=None, attention_in=None,
+         scale_value=1.0, keep_prob=1.0, pre_tockens=2147483647,
+         next_tockens=2147483647, inner_precise=0, seed=0, offset=0,
+         numels=0, prefix=None, actual_seq_qlen=None,
+         actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
+         sync=False, softmax_layout="", sink=None):
     """The CPU implementation (see the module's docstring)."""
     del gen_mask_parallel, sync  # NPU stream choices
     _check_args(query, key, value, dy, input_layout, pse, padding_mask, atten_mask, softmax_max,
@@ -187,7 +187,13 @@ def _npu_fusion_attention_grad_meta(query, key, value, dy, head_num, input_layou
                                     sink=None, **kwargs):
     """Shapes only: dq, dk, dv like query, key, value; dpse like pse (or [0]);
     dsink like sink, float32 (or [0])."""
-    del dy, head_num, input_layout, kwargs
+    given = dict(kwargs, query=query, key=key, value=value, dy=dy, pse=pse, sink=sink)
+    for name in _TENSOR_ARGS:
+        t = given.get(name)
+        if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            raise TypeError(f"npu_fusion_attention_grad: {name} is on {t.device} while other "
+                            "arguments are on meta: every tensor must be on one device")
+    del head_num, input_layout
     meta = dict(device="meta")
     return (torch.empty(query.shape, dtype=query.dtype, **meta),
             torch.empty(key.shape, dtype=key.dtype, **meta),
@@ -198,9 +204,29 @@ def _npu_fusion_attention_grad_meta(query, key, value, dy, head_num, input_layou
 
 
 LIB.define(_SCHEMA)
-LIB.impl("npu_fusion_attention_grad", npu_fusion_attention_grad, "CPU")
+LIB.impl("npu_fusion_attention_grad", _cpu, "CPU")
 LIB.impl("npu_fusion_attention_grad", _npu_fusion_attention_grad_meta, "Meta")
 # torch 1.13 registers no fallthrough for meta tensors at the autograd key.
 LIB.impl("npu_fusion_attention_grad", _npu_fusion_attention_grad_meta, "AutogradMeta")
+
+
+
+_TENSOR_ARGS = ("query", "key", "value", "dy", "pse", "padding_mask", "atten_mask",
+                "softmax_max", "softmax_sum", "softmax_in", "attention_in", "sink")
+
+
+def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, **kwargs):
+    """torch_npu.npu_fusion_attention_grad: the operator, after a check that every tensor
+    argument is a torch.Tensor (a NumPy array raises TypeError here, where the dispatcher
+    would raise a RuntimeError)."""
+    given = dict(kwargs, query=query, key=key, value=value, dy=dy)
+    for name in _TENSOR_ARGS:
+        t = given.get(name)
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"npu_fusion_attention_grad: {name} must be a torch.Tensor, "
+                            f"got {type(t).__name__}")
+    return torch.ops.tilejit.npu_fusion_attention_grad(query, key, value, dy, head_num,
+                                                       input_layout, **kwargs)
+
 
 __all__ = ["npu_fusion_attention_grad", "dropout_gen_mask", "dropout_mask_bytes"]
