@@ -16,7 +16,7 @@ def blocks():
 
 def test_the_tutorial_runs(tmp_path, capsys):
     found = blocks()
-    assert len(found) >= 6, "docs/python.md lost its code blocks"
+    assert len(found) >= 9, "docs/python.md lost its code blocks"
     namespace = {"__name__": "tutorial"}
     cwd = os.getcwd()
     os.chdir(tmp_path)  # a block that writes files writes them here
@@ -30,3 +30,6 @@ def test_the_tutorial_runs(tmp_path, capsys):
     assert "scale[BN=64,T=f32]@" in out and "scale[BN=32,T=f16]@" in out
     assert "6 35" in out
     assert "y: size of axis 0 must equal N (size of x axis 0)" in out
+    assert "torch.Size([2, 1, 512]) meta" in out
+    assert "ArgumentTypeError 161002" in out
+    assert "'GatherPaKvCache', 'IncreFlashAttentionV4'" in out
