@@ -12,6 +12,7 @@ import threading
 
 import torch
 
+from tilejit._tilejit import ArgumentTypeError, ArgumentValueError
 from tilejit._ops import fusion_attention_grad as _fag
 
 # torch_npu's "no limit" for pre/next tokens.
@@ -39,19 +40,19 @@ def _cu_seqlens(name, cu, total):
     """Cumulative offsets [0, s0, s0 + s1, ...] as a list of ints, checked."""
     if isinstance(cu, torch.Tensor):
         if cu.device.type != "cpu" or cu.dtype not in (torch.int32, torch.int64) or cu.dim() != 1:
-            raise TypeError(f"flash_attention: {name} must be a 1-D int32/int64 CPU tensor or a "
+            raise ArgumentTypeError(f"flash_attention: {name} must be a 1-D int32/int64 CPU tensor or a "
                             f"sequence of ints, got {cu.dtype} of shape {list(cu.shape)} on "
                             f"{cu.device}")
         cu = cu.tolist()
     else:
         cu = list(cu)
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in cu):
-            raise TypeError(f"flash_attention: {name} must hold ints")
+            raise ArgumentTypeError(f"flash_attention: {name} must hold ints")
     if len(cu) < 2 or cu[0] != 0:
-        raise ValueError(f"flash_attention: {name} must start with 0 and hold at least one "
+        raise ArgumentValueError(f"flash_attention: {name} must start with 0 and hold at least one "
                          f"batch (B + 1 offsets), got {cu}")
     if any(b < a for a, b in zip(cu, cu[1:])) or cu[-1] > total:
-        raise ValueError(f"flash_attention: {name} must not decrease and must end at most at "
+        raise ArgumentValueError(f"flash_attention: {name} must not decrease and must end at most at "
                          f"{total} tokens, got {cu}")
     return cu
 
@@ -69,7 +70,7 @@ def _sparse(causal, window):
     pre = left if left >= 0 else _NO_LIMIT
     nxt = right if right >= 0 else _NO_LIMIT
     if pre + nxt <= 0:
-        raise ValueError("flash_attention: the band of window (0, 0) (the diagonal alone) is not "
+        raise ArgumentValueError("flash_attention: the band of window (0, 0) (the diagonal alone) is not "
                          "one the backward takes: it needs left + right >= 1")
     return 4, pre, nxt
 
@@ -158,32 +159,32 @@ def flash_attention(q, k, v, cu_seqlens_q, cu_seqlens_kv, *, dropout_p=0.0, scal
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.device.type != "cpu" or t.layout != torch.strided:
-            raise TypeError(f"flash_attention: {name} must be a strided CPU torch.Tensor")
+            raise ArgumentTypeError(f"flash_attention: {name} must be a strided CPU torch.Tensor")
         if t.dtype not in _FLOATS or t.dtype != q.dtype:
-            raise TypeError(f"flash_attention: q, k and v must share one dtype of float16, "
+            raise ArgumentTypeError(f"flash_attention: q, k and v must share one dtype of float16, "
                             f"bfloat16, float32; got {q.dtype}, {k.dtype}, {v.dtype}")
         if t.dim() != 3:
-            raise ValueError(f"flash_attention: {name} must be [T, N, D], got shape "
+            raise ArgumentValueError(f"flash_attention: {name} must be [T, N, D], got shape "
                              f"{list(t.shape)}")
     t1, n1, d = q.shape
     t2, n2, dv = v.shape
     if k.shape[:2] != v.shape[:2] or k.shape[2] != d:
-        raise ValueError(f"flash_attention: k {list(k.shape)} and v {list(v.shape)} must be "
+        raise ArgumentValueError(f"flash_attention: k {list(k.shape)} and v {list(v.shape)} must be "
                          f"[T2, N2, D] and [T2, N2, Dv] with q's D = {d}")
     if n2 == 0 or n1 % n2 != 0:
-        raise ValueError(f"flash_attention: the query heads ({n1}) must be a multiple of the "
+        raise ArgumentValueError(f"flash_attention: the query heads ({n1}) must be a multiple of the "
                          f"kv heads ({n2})")
     if dv > d or not 1 <= d <= 768:
-        raise ValueError(f"flash_attention: needs 1 <= Dv <= D <= 768, got D = {d}, Dv = {dv}")
+        raise ArgumentValueError(f"flash_attention: needs 1 <= Dv <= D <= 768, got D = {d}, Dv = {dv}")
     cu_q = _cu_seqlens("cu_seqlens_q", cu_seqlens_q, t1)
     cu_kv = _cu_seqlens("cu_seqlens_kv", cu_seqlens_kv, t2)
     if len(cu_q) != len(cu_kv):
-        raise ValueError(f"flash_attention: cu_seqlens_q and cu_seqlens_kv must hold the same "
+        raise ArgumentValueError(f"flash_attention: cu_seqlens_q and cu_seqlens_kv must hold the same "
                          f"number of batches, got {len(cu_q) - 1} and {len(cu_kv) - 1}")
     if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"flash_attention: dropout_p must be in [0, 1), got {dropout_p}")
+        raise ArgumentValueError(f"flash_attention: dropout_p must be in [0, 1), got {dropout_p}")
     if len(window) != 2:
-        raise ValueError(f"flash_attention: window must be (left, right), got {window}")
+        raise ArgumentValueError(f"flash_attention: window must be (left, right), got {window}")
     mode, pre, nxt = _sparse(bool(causal), (int(window[0]), int(window[1])))
     scale = float(d ** -0.5 if scale is None else scale)
     seed = 0

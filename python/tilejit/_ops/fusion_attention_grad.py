@@ -30,7 +30,8 @@ from pathlib import Path
 
 import torch
 
-from tilejit._ops import LIB
+from tilejit._ops import LIB, check_entry, register
+from tilejit._tilejit import ArgumentTypeError, ArgumentValueError
 
 _SCHEMA = (
     "npu_fusion_attention_grad(Tensor query, Tensor key, Tensor value, Tensor dy, int head_num, "
@@ -78,10 +79,10 @@ def dropout_gen_mask(numels, keep_prob, seed, offset):
     (flash_attention_varlen.tile, kernel fa_dropout_mask); bits past ``numels``
     are 0."""
     if numels < 0:
-        raise ValueError(f"npu_fusion_attention_grad: numels must be >= 0, got {numels}")
+        raise ArgumentValueError(f"npu_fusion_attention_grad: numels must be >= 0, got {numels}")
     for name, v in (("seed", seed), ("offset", offset)):
         if not -2**63 <= v < 2**63:
-            raise ValueError(f"npu_fusion_attention_grad: {name} {v} is outside int64")
+            raise ArgumentValueError(f"npu_fusion_attention_grad: {name} {v} is outside int64")
     mask = torch.empty(dropout_mask_bytes(numels), dtype=torch.uint8)
     if mask.numel():
         kernel("fa_dropout_mask")(mask, seed, offset, float(keep_prob), numels)
@@ -92,14 +93,14 @@ def _check_tensor(name, t, dtypes=None, optional=True):
     if t is None and optional:
         return
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"npu_fusion_attention_grad: {name} must be a torch.Tensor, "
+        raise ArgumentTypeError(f"npu_fusion_attention_grad: {name} must be a torch.Tensor, "
                         f"got {type(t).__name__}")
     if t.device.type != "cpu" or t.layout != torch.strided:
-        raise TypeError(f"npu_fusion_attention_grad: {name} must be a strided CPU tensor, "
+        raise ArgumentTypeError(f"npu_fusion_attention_grad: {name} must be a strided CPU tensor, "
                         f"got one on {t.device} ({t.layout})")
     if dtypes is not None and t.dtype not in dtypes:
         names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"npu_fusion_attention_grad: {name} must be {names}, got "
+        raise ArgumentTypeError(f"npu_fusion_attention_grad: {name} must be {names}, got "
                         f"{str(t.dtype).replace('torch.', '')}")
 
 
@@ -121,22 +122,22 @@ def _check_args(query, key, value, dy, input_layout, pse, padding_mask, atten_ma
     _check_tensor("sink", sink, (torch.float32,))
     for name, t in (("query", query), ("key", key), ("value", value), ("dy", dy)):
         if t.dim() not in (3, 4):
-            raise ValueError(f"npu_fusion_attention_grad: the shapes of the input {name} should "
+            raise ArgumentValueError(f"npu_fusion_attention_grad: the shapes of the input {name} should "
                              f"be 3 or 4 dimensional, but got {t.dim()}-dimensional")
     if not (keep_prob > 0 and keep_prob <= 1):
-        raise ValueError("npu_fusion_attention_grad: the keep_prob value must be in range of "
+        raise ArgumentValueError("npu_fusion_attention_grad: the keep_prob value must be in range of "
                          f"(0, 1], but got {keep_prob}")
     if not input_layout:
-        raise ValueError("npu_fusion_attention_grad: input_layout is empty")
+        raise ArgumentValueError("npu_fusion_attention_grad: input_layout is empty")
     if input_layout == "TND":
         if not (0 <= sparse_mode <= 8 and sparse_mode != 5):
-            raise ValueError("npu_fusion_attention_grad: the sparse_mode value must be in range "
+            raise ArgumentValueError("npu_fusion_attention_grad: the sparse_mode value must be in range "
                              f"of [0,5) or (5,8], but got {sparse_mode}")
     elif not 0 <= sparse_mode <= 6:
-        raise ValueError("npu_fusion_attention_grad: the sparse_mode value must be in range of "
+        raise ArgumentValueError("npu_fusion_attention_grad: the sparse_mode value must be in range of "
                          f"[0,6], but got {sparse_mode}")
     if input_layout.upper() not in ("BSH", "SBH", "BNSD", "BSND", "TND"):
-        raise ValueError("npu_fusion_attention_grad: the input_layout should be "
+        raise ArgumentValueError("npu_fusion_attention_grad: the input_layout should be "
                          "BSH/SBH/BNSD/BSND/TND(case-insensitive), but got " + input_layout)
 
 
@@ -191,7 +192,7 @@ def _npu_fusion_attention_grad_meta(query, key, value, dy, head_num, input_layou
     for name in _TENSOR_ARGS:
         t = given.get(name)
         if isinstance(t, torch.Tensor) and t.device.type != "meta":
-            raise TypeError(f"npu_fusion_attention_grad: {name} is on {t.device} while other "
+            raise ArgumentTypeError(f"npu_fusion_attention_grad: {name} is on {t.device} while other "
                             "arguments are on meta: every tensor must be on one device")
     del head_num, input_layout
     meta = dict(device="meta")
@@ -204,12 +205,7 @@ def _npu_fusion_attention_grad_meta(query, key, value, dy, head_num, input_layou
 
 
 LIB.define(_SCHEMA)
-LIB.impl("npu_fusion_attention_grad", _cpu, "CPU")
-LIB.impl("npu_fusion_attention_grad", _npu_fusion_attention_grad_meta, "Meta")
-# torch 1.13 registers no fallthrough for meta tensors at the autograd key.
-LIB.impl("npu_fusion_attention_grad", _npu_fusion_attention_grad_meta, "AutogradMeta")
-
-
+register("npu_fusion_attention_grad", _cpu, _npu_fusion_attention_grad_meta)
 
 _TENSOR_ARGS = ("query", "key", "value", "dy", "pse", "padding_mask", "atten_mask",
                 "softmax_max", "softmax_sum", "softmax_in", "attention_in", "sink")
@@ -220,11 +216,7 @@ def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, **k
     argument is a torch.Tensor (a NumPy array raises TypeError here, where the dispatcher
     would raise a RuntimeError)."""
     given = dict(kwargs, query=query, key=key, value=value, dy=dy)
-    for name in _TENSOR_ARGS:
-        t = given.get(name)
-        if t is not None and not isinstance(t, torch.Tensor):
-            raise TypeError(f"npu_fusion_attention_grad: {name} must be a torch.Tensor, "
-                            f"got {type(t).__name__}")
+    check_entry("npu_fusion_attention_grad", {n: given.get(n) for n in _TENSOR_ARGS})
     return torch.ops.tilejit.npu_fusion_attention_grad(query, key, value, dy, head_num,
                                                        input_layout, **kwargs)
 

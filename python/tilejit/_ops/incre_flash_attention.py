@@ -35,7 +35,7 @@ operator.
 import torch
 
 from tilejit import _aclnn
-from tilejit._ops import LIB
+from tilejit._ops import LIB, check_entry, check_kinds, register
 
 _NAME = "npu_incre_flash_attention"
 
@@ -56,20 +56,6 @@ _TENSORS = ("query", "key", "value", "padding_mask", "atten_mask", "pse_shift",
             "kv_padding_size")
 
 
-def _check_kinds(device, tensors):
-    """Every tensor argument is a strided torch.Tensor on ``device``: TypeError otherwise."""
-    for name, t in tensors.items():
-        if t is None:
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{_NAME}: {name} must be a torch.Tensor, got "
-                            f"{type(t).__module__}.{type(t).__qualname__}")
-        if t.device.type != device:
-            raise TypeError(f"{_NAME}: {name} must be a {device} tensor, got one on {t.device}")
-        if t.layout != torch.strided:
-            raise TypeError(f"{_NAME}: {name} must be a dense (strided) tensor, got {t.layout}")
-
-
 def _output_dtype(query, quant_scale2):
     """torch_npu's rule: INT8 with post-quantization, FLOAT16 for an INT8 query."""
     if quant_scale2 is not None:
@@ -86,7 +72,7 @@ def _cpu(query, key, value, *, padding_mask=None, atten_mask=None, pse_shift=Non
          scale_value=1.0, input_layout="BSH", num_key_value_heads=0, block_size=0,
          inner_precise=1):
     args = locals()
-    _check_kinds("cpu", {n: args[n] for n in _TENSORS})
+    check_kinds(_NAME, "cpu", {n: args[n] for n in _TENSORS})
     out = torch.empty(query.shape, dtype=_output_dtype(query, quant_scale2))
     _aclnn.IncreFlashAttentionV4(
         query=query, key=[key], value=[value], pseShift=pse_shift, attenMask=atten_mask,
@@ -107,15 +93,11 @@ def _meta(query, key, value, *, padding_mask=None, atten_mask=None, pse_shift=No
           scale_value=1.0, input_layout="BSH", num_key_value_heads=0, block_size=0,
           inner_precise=1):
     args = locals()
-    _check_kinds("meta", {n: args[n] for n in _TENSORS})
+    check_kinds(_NAME, "meta", {n: args[n] for n in _TENSORS})
     return torch.empty(query.shape, dtype=_output_dtype(query, quant_scale2), device="meta")
 
 
-LIB.impl(_NAME, _cpu, "CPU")
-LIB.impl(_NAME, _meta, "Meta")
-# PyTorch 1.13 has no autograd fallthrough for Meta: without this, meta tensors (and a
-# mix of meta and CPU ones, which dispatch here) fail in the dispatcher.
-LIB.impl(_NAME, _meta, "AutogradMeta")
+register(_NAME, _cpu, _meta)
 
 
 def npu_incre_flash_attention(query, key, value, *, padding_mask=None, atten_mask=None,
@@ -127,10 +109,6 @@ def npu_incre_flash_attention(query, key, value, *, padding_mask=None, atten_mas
                               block_size=0, inner_precise=1):
     """torch_npu.npu_incre_flash_attention on CPU tensors (see the module's docstring)."""
     args = locals()
-    for name in _TENSORS:
-        t = args[name]
-        if t is not None and not isinstance(t, torch.Tensor):
-            raise TypeError(f"{_NAME}: {name} must be a torch.Tensor, got "
-                            f"{type(t).__module__}.{type(t).__qualname__}")
+    check_entry(_NAME, {n: args[n] for n in _TENSORS})
     rest = {n: v for n, v in args.items() if n not in ("query", "key", "value")}
     return torch.ops.tilejit.npu_incre_flash_attention(query, key, value, **rest)

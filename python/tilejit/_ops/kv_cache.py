@@ -61,7 +61,7 @@ and dtypes.
 import torch
 
 from tilejit import _aclnn
-from tilejit._ops import LIB
+from tilejit._ops import LIB, check_entry, check_kinds, check_no_overlap, register
 
 _SCATTER_ARGS = ("Tensor key, Tensor value, {kc} key_cache, {vc} value_cache, "
                  "Tensor slot_mapping, *, Tensor? compress_lens=None, "
@@ -80,41 +80,6 @@ LIB.define("npu_gather_pa_kv_cache_functional(" + _GATHER_ARGS.format(k="Tensor"
            + ") -> (Tensor, Tensor)")
 
 _NZ = "FRACTAL_NZ"
-
-
-def _argument_type_error(message):
-    from tilejit import ArgumentTypeError
-    return ArgumentTypeError(message)
-
-
-def _check_kinds(op, device, tensors):
-    """Every tensor argument (None where optional) is a strided torch.Tensor on ``device``:
-    ArgumentTypeError (a TypeError) otherwise."""
-    for name, t in tensors.items():
-        if t is None:
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise _argument_type_error(
-                f"{op}: {name} must be a torch.Tensor, got "
-                f"{type(t).__module__}.{type(t).__qualname__}")
-        if device is not None and t.device.type != device:
-            raise _argument_type_error(
-                f"{op}: {name} must be a {device} tensor, got one on {t.device}")
-        if t.layout != torch.strided:
-            raise _argument_type_error(
-                f"{op}: {name} must be a dense (strided) tensor, got {t.layout}")
-
-
-def _check_no_overlap(op, tensors):
-    """In-place destinations must not reach one element by two indices (PyTorch's rule
-    for in-place writes): ArgumentValueError otherwise."""
-    for name, t in tensors.items():
-        # 1 = MemOverlap::Yes.
-        if t.dim() > 0 and torch._debug_has_internal_overlap(t) == 1:
-            from tilejit import ArgumentValueError
-            raise ArgumentValueError(
-                f"{op}: {name} must not overlap itself (it is written in place), got shape "
-                f"{list(t.shape)} with strides {list(t.stride())}")
 
 
 #===------------------------------------------------------------------------===#
@@ -144,9 +109,9 @@ def _scatter_tensors(key, value, key_cache, value_cache, slot_mapping, compress_
 def _scatter_cpu(key, value, key_cache, value_cache, slot_mapping, *, compress_lens=None,
                  compress_seq_offsets=None, seq_lens=None, cache_mode="PA_NZ"):
     op = "npu_scatter_pa_kv_cache"
-    _check_kinds(op, "cpu", _scatter_tensors(key, value, key_cache, value_cache, slot_mapping,
+    check_kinds(op, "cpu", _scatter_tensors(key, value, key_cache, value_cache, slot_mapping,
                                              compress_lens, compress_seq_offsets, seq_lens))
-    _check_no_overlap(op, {"key_cache": key_cache, "value_cache": value_cache})
+    check_no_overlap(op, {"key_cache": key_cache, "value_cache": value_cache})
     _scatter_into(op, key, value, key_cache, value_cache, slot_mapping, compress_lens,
                   compress_seq_offsets, seq_lens, cache_mode)
 
@@ -155,7 +120,7 @@ def _scatter_functional_cpu(key, value, key_cache, value_cache, slot_mapping, *,
                             compress_lens=None, compress_seq_offsets=None, seq_lens=None,
                             cache_mode="PA_NZ"):
     op = "npu_scatter_pa_kv_cache_functional"
-    _check_kinds(op, "cpu", _scatter_tensors(key, value, key_cache, value_cache, slot_mapping,
+    check_kinds(op, "cpu", _scatter_tensors(key, value, key_cache, value_cache, slot_mapping,
                                              compress_lens, compress_seq_offsets, seq_lens))
     # torch_npu clones the caches contiguous and scatters into the clones.
     key_out = key_cache.clone(memory_format=torch.contiguous_format)
@@ -167,7 +132,7 @@ def _scatter_functional_cpu(key, value, key_cache, value_cache, slot_mapping, *,
 
 def _scatter_meta(key, value, key_cache, value_cache, slot_mapping, *, compress_lens=None,
                   compress_seq_offsets=None, seq_lens=None, cache_mode="PA_NZ"):
-    _check_kinds("npu_scatter_pa_kv_cache", None, _scatter_tensors(
+    check_kinds("npu_scatter_pa_kv_cache", None, _scatter_tensors(
         key, value, key_cache, value_cache, slot_mapping, compress_lens,
         compress_seq_offsets, seq_lens))
 
@@ -175,7 +140,7 @@ def _scatter_meta(key, value, key_cache, value_cache, slot_mapping, *, compress_
 def _scatter_functional_meta(key, value, key_cache, value_cache, slot_mapping, *,
                              compress_lens=None, compress_seq_offsets=None, seq_lens=None,
                              cache_mode="PA_NZ"):
-    _check_kinds("npu_scatter_pa_kv_cache_functional", None, _scatter_tensors(
+    check_kinds("npu_scatter_pa_kv_cache_functional", None, _scatter_tensors(
         key, value, key_cache, value_cache, slot_mapping, compress_lens,
         compress_seq_offsets, seq_lens))
     return (torch.empty(key_cache.shape, dtype=key_cache.dtype, device="meta"),
@@ -206,9 +171,9 @@ def _gather_tensors(key_cache, value_cache, block_tables, seq_lens, key, value, 
 def _gather_cpu(key_cache, value_cache, block_tables, seq_lens, key, value, *,
                 seq_offset=None, is_seq_lens_cumsum=False):
     op = "npu_gather_pa_kv_cache"
-    _check_kinds(op, "cpu", _gather_tensors(key_cache, value_cache, block_tables, seq_lens,
+    check_kinds(op, "cpu", _gather_tensors(key_cache, value_cache, block_tables, seq_lens,
                                             key, value, seq_offset))
-    _check_no_overlap(op, {"key": key, "value": value})
+    check_no_overlap(op, {"key": key, "value": value})
     _gather_into(key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset,
                  is_seq_lens_cumsum)
 
@@ -216,7 +181,7 @@ def _gather_cpu(key_cache, value_cache, block_tables, seq_lens, key, value, *,
 def _gather_functional_cpu(key_cache, value_cache, block_tables, seq_lens, key, value, *,
                            seq_offset=None, is_seq_lens_cumsum=False):
     op = "npu_gather_pa_kv_cache_functional"
-    _check_kinds(op, "cpu", _gather_tensors(key_cache, value_cache, block_tables, seq_lens,
+    check_kinds(op, "cpu", _gather_tensors(key_cache, value_cache, block_tables, seq_lens,
                                             key, value, seq_offset))
     # torch_npu gathers into clones of key and value (rows not gathered keep their values).
     key_out = key.clone()
@@ -228,13 +193,13 @@ def _gather_functional_cpu(key_cache, value_cache, block_tables, seq_lens, key, 
 
 def _gather_meta(key_cache, value_cache, block_tables, seq_lens, key, value, *,
                  seq_offset=None, is_seq_lens_cumsum=False):
-    _check_kinds("npu_gather_pa_kv_cache", None, _gather_tensors(
+    check_kinds("npu_gather_pa_kv_cache", None, _gather_tensors(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset))
 
 
 def _gather_functional_meta(key_cache, value_cache, block_tables, seq_lens, key, value, *,
                             seq_offset=None, is_seq_lens_cumsum=False):
-    _check_kinds("npu_gather_pa_kv_cache_functional", None, _gather_tensors(
+    check_kinds("npu_gather_pa_kv_cache_functional", None, _gather_tensors(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset))
     return (torch.empty(key.shape, dtype=key.dtype, device="meta"),
             torch.empty(value.shape, dtype=value.dtype, device="meta"))
@@ -247,32 +212,19 @@ _IMPLS = {
     "npu_gather_pa_kv_cache_functional": (_gather_functional_cpu, _gather_functional_meta),
 }
 for _name, (_cpu, _meta) in _IMPLS.items():
-    LIB.impl(_name, _cpu, "CPU")
-    LIB.impl(_name, _meta, "Meta")
-    # PyTorch 1.13 has no autograd fallthrough for Meta: without this, meta tensors fail in
-    # the dispatcher.
-    LIB.impl(_name, _meta, "AutogradMeta")
+    register(_name, _cpu, _meta)
 
 
 #===------------------------------------------------------------------------===#
 # The torch_npu entries (tilejit.torch_npu)
 #===------------------------------------------------------------------------===#
 
-def _check_entry(op, tensors):
-    _check_kinds(op, None, tensors)
-    devices = {t.device.type for t in tensors.values() if t is not None}
-    if devices != {"cpu"} and devices != {"meta"}:
-        raise _argument_type_error(
-            f"{op}: CPU tensors are required (or only meta tensors, for shapes), got "
-            f"devices {sorted(devices)}")
-
-
 def npu_scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, *,
                             compress_lens=None, compress_seq_offsets=None, seq_lens=None,
                             cache_mode="PA_NZ"):
     """torch_npu.npu_scatter_pa_kv_cache on CPU tensors: writes ``key``/``value`` into the
     paged caches in place (see the module's docstring)."""
-    _check_entry("npu_scatter_pa_kv_cache", _scatter_tensors(
+    check_entry("npu_scatter_pa_kv_cache", _scatter_tensors(
         key, value, key_cache, value_cache, slot_mapping, compress_lens, compress_seq_offsets,
         seq_lens))
     return torch.ops.tilejit.npu_scatter_pa_kv_cache(
@@ -285,7 +237,7 @@ def npu_scatter_pa_kv_cache_functional(key, value, key_cache, value_cache, slot_
                                        seq_lens=None, cache_mode="PA_NZ"):
     """torch_npu.npu_scatter_pa_kv_cache_functional on CPU tensors: returns the updated
     copies of the caches (see the module's docstring)."""
-    _check_entry("npu_scatter_pa_kv_cache_functional", _scatter_tensors(
+    check_entry("npu_scatter_pa_kv_cache_functional", _scatter_tensors(
         key, value, key_cache, value_cache, slot_mapping, compress_lens, compress_seq_offsets,
         seq_lens))
     return torch.ops.tilejit.npu_scatter_pa_kv_cache_functional(
@@ -297,7 +249,7 @@ def npu_gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, key, 
                            seq_offset=None, is_seq_lens_cumsum=False):
     """torch_npu.npu_gather_pa_kv_cache on CPU tensors: gathers the sequences into ``key``
     and ``value`` in place (see the module's docstring)."""
-    _check_entry("npu_gather_pa_kv_cache", _gather_tensors(
+    check_entry("npu_gather_pa_kv_cache", _gather_tensors(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset))
     return torch.ops.tilejit.npu_gather_pa_kv_cache(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset=seq_offset,
@@ -308,7 +260,7 @@ def npu_gather_pa_kv_cache_functional(key_cache, value_cache, block_tables, seq_
                                       value, *, seq_offset=None, is_seq_lens_cumsum=False):
     """torch_npu.npu_gather_pa_kv_cache_functional on CPU tensors: returns copies of
     ``key`` and ``value`` with the sequences gathered (see the module's docstring)."""
-    _check_entry("npu_gather_pa_kv_cache_functional", _gather_tensors(
+    check_entry("npu_gather_pa_kv_cache_functional", _gather_tensors(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset))
     return torch.ops.tilejit.npu_gather_pa_kv_cache_functional(
         key_cache, value_cache, block_tables, seq_lens, key, value, seq_offset=seq_offset,

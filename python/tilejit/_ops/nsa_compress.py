@@ -30,7 +30,8 @@ operator.
 import torch
 
 from tilejit import _aclnn
-from tilejit._ops import LIB
+from tilejit._ops import LIB, check_entry, check_kinds, check_no_overlap, register
+from tilejit._tilejit import ArgumentTypeError
 
 _NAME = "npu_nsa_compress_infer.cache"
 
@@ -42,28 +43,11 @@ LIB.define(
 _TENSORS = ("input", "weight", "slot_mapping", "block_table", "cache")
 
 
-def _check_kinds(device, tensors):
-    """Every tensor argument is a strided torch.Tensor on ``device``: TypeError otherwise."""
-    for name, t in tensors.items():
-        if t is None:
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{_NAME}: {name} must be a torch.Tensor, got "
-                            f"{type(t).__module__}.{type(t).__qualname__}")
-        if t.device.type != device:
-            raise TypeError(f"{_NAME}: {name} must be a {device} tensor, got one on {t.device}")
-        if t.layout != torch.strided:
-            raise TypeError(f"{_NAME}: {name} must be a dense (strided) tensor, got {t.layout}")
-
-
 def _cpu(input, weight, slot_mapping, compress_block_size, compress_stride, page_block_size,
          *, block_table=None, actual_seq_len=None, cache):
-    _check_kinds("cpu", {"input": input, "weight": weight, "slot_mapping": slot_mapping,
+    check_kinds(_NAME, "cpu", {"input": input, "weight": weight, "slot_mapping": slot_mapping,
                          "block_table": block_table, "cache": cache})
-    # 1 = MemOverlap::Yes: some element of the view is reachable by two indices.
-    if torch._debug_has_internal_overlap(cache) == 1:
-        raise ValueError(f"{_NAME}: cache must not overlap itself (it is written in place), "
-                         f"got shape {list(cache.shape)} with strides {list(cache.stride())}")
+    check_no_overlap(_NAME, {"cache": cache})
     _aclnn.NsaCompressWithCache(
         input=input, weight=weight, slotMapping=slot_mapping,
         actSeqLenOptional=[] if actual_seq_len is None else [int(x) for x in actual_seq_len],
@@ -75,27 +59,22 @@ def _cpu(input, weight, slot_mapping, compress_block_size, compress_stride, page
 
 def _meta(input, weight, slot_mapping, compress_block_size, compress_stride, page_block_size,
           *, block_table=None, actual_seq_len=None, cache):
-    _check_kinds("meta", {"input": input, "weight": weight, "slot_mapping": slot_mapping,
+    check_kinds(_NAME, "meta", {"input": input, "weight": weight, "slot_mapping": slot_mapping,
                           "block_table": block_table, "cache": cache})
     return cache
 
 
-LIB.impl(_NAME, _cpu, "CPU")
-LIB.impl(_NAME, _meta, "Meta")
-# PyTorch 1.13 has no autograd fallthrough for Meta: without this, meta tensors (and a
-# mix of meta and CPU ones, which dispatch here) fail in the dispatcher.
-LIB.impl(_NAME, _meta, "AutogradMeta")
+register(_NAME, _cpu, _meta)
 
 
 def npu_nsa_compress_infer(input, weight, slot_mapping, compress_block_size, compress_stride,
                            page_block_size, *, block_table=None, actual_seq_len=None, cache):
     """torch_npu.npu_nsa_compress_infer (its ``cache`` overload) on CPU tensors: writes the
     compressed windows into ``cache`` and returns it (see the module's docstring)."""
-    for name, t in (("input", input), ("weight", weight), ("slot_mapping", slot_mapping),
-                    ("block_table", block_table), ("cache", cache)):
-        if (t is not None or name == "cache") and not isinstance(t, torch.Tensor):
-            raise TypeError(f"{_NAME}: {name} must be a torch.Tensor, got "
-                            f"{type(t).__module__}.{type(t).__qualname__}")
+    if cache is None:
+        raise ArgumentTypeError(f"{_NAME}: cache must be a torch.Tensor, got None")
+    check_entry(_NAME, {"input": input, "weight": weight, "slot_mapping": slot_mapping,
+                        "block_table": block_table, "cache": cache})
     return torch.ops.tilejit.npu_nsa_compress_infer.cache(
         input, weight, slot_mapping, compress_block_size, compress_stride, page_block_size,
         block_table=block_table, actual_seq_len=actual_seq_len, cache=cache)
