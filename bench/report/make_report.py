@@ -7,7 +7,9 @@ writes OUTDIR/<host>-<commit>.md and, beside it, PNG and SVG plots:
 <stem>-roofline (every kernel against the machine's limits measured in the
 run), <stem>-<op> (generated vs hand-written vs peer times per operator) and
 <stem>-compile (compile latency per stage). Prints the summary table (one
-line per operator's headline case) on stdout, for the README.
+line per operator's headline case) on stdout, for the README. The python/
+cases (tilejit's Python package against the C++ API and the C API) have a
+table of their own, "Python overhead", with the target beside each figure.
 
 Every figure is taken from the document; nothing is measured here. A column
 is empty where the document has no value (no twin, no peer, a decode-sized
@@ -24,7 +26,11 @@ OP_TITLES = {
     "gather": "GatherPaKvCache",
     "fag": "FlashAttentionUnpaddingScoreGradV5 (attention backward)",
     "compile": "Compile latency and fixed costs",
+    "python": "Python overhead",
 }
+# Operators whose cases have the generic table and a plot (the python/ cases
+# have a table of their own).
+PYTHON_OP = "python"
 
 
 def fmt_time(s):
@@ -130,6 +136,8 @@ SUMMARY_HEADER = (
 def summary(doc, by_op):
     out = SUMMARY_HEADER
     for op, cases in by_op.items():
+        if op == PYTHON_OP:
+            continue
         c = headline(cases)
         if c is None:
             continue
@@ -234,7 +242,7 @@ def plots(doc, by_op, outdir, stem):
 
     # Generated vs hand-written vs peer, per operator (time, log scale).
     for op, cases in by_op.items():
-        if op == "compile":
+        if op in ("compile", PYTHON_OP):
             continue
         timed = [c for c in cases if c.get("generated_s")]
         if not timed:
@@ -347,6 +355,87 @@ def peer_section(doc):
     return out
 
 
+PYTHON_HEADER = (
+    "| case | C++ / C API | Python | figure | target | met |\n"
+    "|---|---|---|---|---|---|\n"
+)
+
+
+def python_figure(c):
+    """(figure, target, met) of a python/ case: the launch's difference of
+    the medians in µs, or the median ratio torch.ops / C API."""
+    extra = c.get("extra") or {}
+    if "target_difference_us" in extra:
+        target = extra["target_difference_us"]
+        d = extra.get("difference_us")
+        text = f"at most {target:g} µs above C++"
+        if d is None:
+            return "", text, ""
+        return f"{d:+.2f} µs", text, "yes" if d <= target else "no"
+    target = extra.get("target_ratio")
+    text = f"torch.ops / C API at most {target:g}" if target else ""
+    r = c.get("vs_peer")
+    if r is None:
+        return "", text, ""
+    return f"{r:.3f}", text, ("yes" if r <= target else "no") if target else ""
+
+
+def python_row(c):
+    figure, target, met = python_figure(c)
+    name = c["name"]
+    if c.get("error"):
+        return f"| {name} | | | error: {c['error']} | {target} | |\n"
+    if not c.get("generated_s"):
+        return f"| {name} | | | {c.get('note') or 'not measured'} | {target} | |\n"
+    launch = "target_difference_us" in (c.get("extra") or {})
+    per = " per launch" if launch else ""
+    return (
+        f"| {name} | {fmt_time(c.get('generated_s'))}{per} | "
+        f"{fmt_time(c.get('peer_s'))}{' per call' if launch else ''} | {figure} | {target} | {met} |\n"
+    )
+
+
+def python_section(doc, cases):
+    """The python/ cases: tilejit's Python package against C++ and the C API."""
+    out = f"## {OP_TITLES[PYTHON_OP]}\n\n"
+    p = doc.get("python") or {}
+    if p.get("installed"):
+        out += (
+            f"tilejit {p.get('tilejit')} imported from the build tree by Python {p.get('python')} "
+            f"in a process of its own (NumPy {p.get('numpy')}, "
+            f"PyTorch {p.get('torch') or 'not installed'}, {p.get('threads')} threads), "
+            "timed alternately with the C++ side in the benchmark's process. "
+        )
+        ops = p.get("ops") or []
+        out += f"Operators registered under torch.ops.tilejit: {', '.join(ops) or 'none'}"
+        out += f" ({p['ops_note']}).\n\n" if p.get("ops_note") else ".\n\n"
+    elif p.get("note"):
+        out += f"The Python side did not run: {p['note']}.\n\n"
+    out += (
+        "Launch: the tutorial's kernel on a cache hit, `k(x, y, 3.0)` from Python against "
+        "`Kernel::launch` from C++ (the same specialisation), loops of calls per sample; the "
+        "figure is the difference of the medians per call. torch.ops: each operator's headline "
+        "case through `torch.ops.tilejit.<op>` against the same call through the C API (phase 1 "
+        "+ phase 2) on the same inputs, one call per sample, the cache flushed before each; the "
+        "figure is the median of the per-sample ratios torch.ops / C API.\n\n"
+    )
+    out += PYTHON_HEADER
+    for c in cases:
+        out += python_row(c)
+    notes = [c for c in cases if c.get("generated_s") and (c.get("note") or c.get("peer_note"))]
+    diffs = [(c["name"], c["peer_max_abs_diff"]) for c in cases
+             if c.get("peer_max_abs_diff") is not None]
+    if notes:
+        out += "\n"
+    for c in notes:
+        said = [t for t in (c.get("note"), c.get("peer_note") and "Python: " + c["peer_note"]) if t]
+        out += f"- {c['name'].split('/', 1)[1]}: {'; '.join(said)}.\n"
+    if diffs:
+        out += "\ntorch.ops outputs against the C API's (max abs difference): "
+        out += ", ".join(f"{n.split('/', 2)[2]} {d:.3g}" for n, d in diffs) + ".\n"
+    return out + "\n"
+
+
 def report(doc, outdir):
     by_op = group(doc)
     stem = f"{doc['host']['name']}-{doc['commit']}"
@@ -369,6 +458,9 @@ def report(doc, outdir):
     md += host_section(doc)
     md += peer_section(doc)
     for op, cases in by_op.items():
+        if op == PYTHON_OP:
+            md += python_section(doc, cases)
+            continue
         md += f"## {OP_TITLES.get(op, op)}\n\n" + CASE_HEADER
         for c in cases:
             md += case_row(c, doc)

@@ -2,6 +2,9 @@
 """`tilejit bench --filter` on one tiny case: the command runs it, writes one
 JSON document with the host, the limits and that case, and the figures
 hold together (a decode-sized call: a time, calls/s, no roofline fraction).
+Then the Python launch case: it runs against the build's Python package
+(both medians, their difference, the target) or, where the package is not
+built, reports "not available" without failing the run.
 
     test_bench_cli.py TILEJIT
 """
@@ -12,6 +15,41 @@ import sys
 import tempfile
 
 CASE = "scatter/decode/T8-N8-D128-BS128-256blocks/norm/f16"
+
+
+PYTHON_CASE = "python/launch/scale-f32-N16/numpy"
+
+
+def check_python_launch(tilejit, failures):
+    with tempfile.TemporaryDirectory() as out:
+        path = os.path.join(out, "bench.json")
+        run = subprocess.run(
+            [tilejit, "bench", "--filter", "^" + PYTHON_CASE + "$", "--quick", "--json", path],
+            capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            failures.append(f"{PYTHON_CASE}: exit status {run.returncode}: {run.stderr}")
+            return
+        doc = json.load(open(path, encoding="utf-8"))
+    if [c["name"] for c in doc["cases"]] != [PYTHON_CASE]:
+        failures.append(f"cases {[c['name'] for c in doc['cases']]}")
+        return
+    c, py = doc["cases"][0], doc.get("python", {})
+    if c.get("error") is not None:
+        failures.append(f"{PYTHON_CASE}: error {c['error']}")
+    if c["extra"].get("target_difference_us") != 2.0:
+        failures.append(f"{PYTHON_CASE}: no target: {c['extra']}")
+    if not py.get("installed"):
+        if c.get("generated_s") is not None or not c["note"].startswith("not available"):
+            failures.append(f"{PYTHON_CASE}: without the Python side, not 'not available': {c}")
+        print(f"note: the Python side did not run ({py.get('note')})")
+        return
+    g, p = c.get("generated_s") or 0, c.get("peer_s") or 0
+    if not (0 < g < 1e-3 and 0 < p < 1e-3):
+        failures.append(f"{PYTHON_CASE}: per-call times C++ {g}, Python {p}")
+    elif abs(c["extra"].get("difference_us", 1e9) - (p - g) * 1e6) > 1e-6:
+        failures.append(f"{PYTHON_CASE}: difference {c['extra']} is not the medians' {p - g}")
+    if c.get("samples") != 5 or "k(x, y, 3)" not in c.get("peer_note", ""):
+        failures.append(f"{PYTHON_CASE}: the Python side was not timed alternately: {c}")
 
 
 def main(argv):
@@ -50,6 +88,7 @@ def main(argv):
         failures.append("calls/s and µs per call do not match the time")
     if c.get("samples") != 3 or not c.get("handwritten_s") or not c.get("vs_handwritten"):
         failures.append(f"the twin was not timed alternately: {c}")
+    check_python_launch(argv[1], failures)
     for f in failures:
         print("FAIL:", f)
     print(f"{len(failures)} failures")

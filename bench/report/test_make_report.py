@@ -2,7 +2,11 @@
 """The report generator on a canned document (testdata/canned.json): the
 page has a summary and one table per operator, the plots exist as PNG and
 SVG, every figure in the tables reads back as the document's value (to the
-digits shown), and a document without a peer says "peer not installed".
+digits shown), and a document without a peer says "peer not installed". The
+python/ cases have their own table ("Python overhead") whose figures read
+back with the target beside each and whether it is met; a case without its
+Python side says "not available"; a document without python/ cases has no
+such section.
 
     test_make_report.py            (exit 0: pass; 77: matplotlib missing)
 """
@@ -21,7 +25,7 @@ UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
 
 
 def parse_time(text):
-    m = re.fullmatch(r"([0-9.e+-]+) (s|ms|µs|ns)( per call)?", text)
+    m = re.fullmatch(r"([0-9.e+-]+) (s|ms|µs|ns)( per call| per launch)?", text)
     assert m, f"not a time: {text!r}"
     return float(m.group(1)) * UNITS[m.group(2)]
 
@@ -58,8 +62,10 @@ def check(doc, outdir, failures):
         failures.append(f"operator sections missing or out of order: {positions}")
 
     # Every case has a row whose figures read back as the document's.
-    rows = {r[0].replace(" (in cache)", ""): r for r in table_rows(md, "| case |")}
+    rows = {r[0].replace(" (in cache)", ""): r for r in table_rows(md, "| case | working set |")}
     for c in doc["cases"]:
+        if c["op"] == "python":
+            continue
         r = rows.get(c["name"])
         if r is None:
             failures.append(f"no row for {c['name']}")
@@ -86,9 +92,12 @@ def check(doc, outdir, failures):
         if c["bound"] == "latency" and r[5]:
             failures.append(f"{c['name']}: a decode-sized call has no roofline fraction")
 
-    # The summary: one line per operator with a case that ran.
+    check_python(doc, md, failures)
+
+    # The summary: one line per operator with a case that ran (the python/
+    # cases are not an operator).
     srows = table_rows(summary, "| operator |")
-    if [r[0] for r in srows] != [op for op in ops if any(
+    if [r[0] for r in srows] != [op for op in ops if op != "python" and any(
             not c["error"] and c["generated_s"] for c in doc["cases"] if c["op"] == op)]:
         failures.append(f"summary rows {[r[0] for r in srows]}")
     if summary not in md:
@@ -108,7 +117,7 @@ def check(doc, outdir, failures):
             failures.append(f"bandwidth row {r} != {want}")
 
     # Plots: PNG and SVG each, non-empty, linked from the page.
-    kinds = ["roofline", "compile"] + [op for op in ops if op != "compile" and any(
+    kinds = ["roofline", "compile"] + [op for op in ops if op not in ("compile", "python") and any(
         c["generated_s"] for c in doc["cases"] if c["op"] == op)]
     for kind in kinds:
         for ext in ("png", "svg"):
@@ -118,6 +127,62 @@ def check(doc, outdir, failures):
         if f"({stem}-{kind}.png)" not in md:
             failures.append(f"plot {kind} not linked")
     return md
+
+
+def check_python(doc, md, failures):
+    """The "Python overhead" table: a row per python/ case, its figures read
+    back, the target beside each, met or not."""
+    cases = [c for c in doc["cases"] if c["op"] == "python"]
+    if not cases:
+        if "## Python overhead" in md:
+            failures.append("a Python overhead section without python/ cases")
+        return
+    if "## Python overhead" not in md:
+        failures.append("no Python overhead section")
+    rows = {r[0]: r for r in table_rows(md, "| case | C++ / C API |")}
+    for c in cases:
+        r = rows.get(c["name"])
+        if r is None:
+            failures.append(f"no Python overhead row for {c['name']}")
+            continue
+        extra = c["extra"]
+        launch = "target_difference_us" in extra
+        target = f"{extra['target_difference_us']:g} µs above C++" if launch else \
+            f"torch.ops / C API at most {extra['target_ratio']:g}"
+        if target not in r[4]:
+            failures.append(f"{c['name']}: target {r[4]!r}, expected {target!r}")
+        if c["error"]:
+            if c["error"] not in r[3] or r[5]:
+                failures.append(f"{c['name']}: error not shown: {r}")
+            continue
+        if not c["generated_s"]:
+            if not r[3].startswith("not available") or r[5]:
+                failures.append(f"{c['name']}: not shown as not available: {r}")
+            continue
+        if not r[1].endswith(" per launch" if launch else "s") or \
+                not close(parse_time(r[1]), c["generated_s"]):
+            failures.append(f"{c['name']}: C++ time {r[1]!r} != {c['generated_s']}")
+        if not close(parse_time(r[2]), c["peer_s"]):
+            failures.append(f"{c['name']}: Python time {r[2]!r} != {c['peer_s']}")
+        if launch:
+            d = extra["difference_us"]
+            if not r[3].endswith(" µs") or abs(float(r[3][:-3]) - d) > 0.005 + 1e-9:
+                failures.append(f"{c['name']}: difference {r[3]!r} != {d}")
+            met = d <= extra["target_difference_us"]
+        else:
+            if abs(float(r[3]) - c["vs_peer"]) > 0.0005 + 1e-9:
+                failures.append(f"{c['name']}: ratio {r[3]!r} != {c['vs_peer']}")
+            met = c["vs_peer"] <= extra["target_ratio"]
+        if r[5] != ("yes" if met else "no"):
+            failures.append(f"{c['name']}: met {r[5]!r}, expected {'yes' if met else 'no'}")
+    p = doc.get("python") or {}
+    if p.get("installed") and f"tilejit {p['tilejit']} imported from the build tree" not in md:
+        failures.append("the Python side's set-up is not described")
+    if not p.get("installed") and p.get("note") and p["note"] not in md:
+        failures.append("the page does not say why the Python side did not run")
+    diffs = [c for c in cases if c.get("peer_max_abs_diff") is not None]
+    if diffs and "torch.ops outputs against the C API's" not in md:
+        failures.append("the torch.ops outputs' comparison is not on the page")
 
 
 def main():
@@ -136,11 +201,30 @@ def main():
     nopeer = copy.deepcopy(doc)
     nopeer["peer"] = {"installed": False, "note": "peer not installed: torch does not import"}
     for c in nopeer["cases"]:
-        c["peer_s"] = c["vs_peer"] = None
+        if c["op"] != "python":  # the Python side is not the PyTorch peer
+            c["peer_s"] = c["vs_peer"] = None
     with tempfile.TemporaryDirectory() as out:
         md = check(nopeer, out, failures)
         if "peer not installed" not in md:
             failures.append("no 'peer not installed' on a page without a peer")
+    # Without the Python side: every python/ case not available, the page
+    # says why.
+    nopython = copy.deepcopy(doc)
+    nopython["python"] = {"installed": False,
+                          "note": "tilejit's Python package is not built in this build"}
+    for c in nopython["cases"]:
+        if c["op"] == "python":
+            c.update(generated_s=None, peer_s=None, vs_peer=None, peer_max_abs_diff=None,
+                     error=None, note="not available: " + nopython["python"]["note"])
+            c["extra"].pop("difference_us", None)
+    with tempfile.TemporaryDirectory() as out:
+        check(nopython, out, failures)
+    # A document of a run without python/ cases (as before them): no section.
+    before = copy.deepcopy(doc)
+    del before["python"]
+    before["cases"] = [c for c in before["cases"] if c["op"] != "python"]
+    with tempfile.TemporaryDirectory() as out:
+        check(before, out, failures)
     for f in failures:
         print("FAIL:", f)
     print(f"{len(failures)} failures")

@@ -152,6 +152,8 @@ void progress(size_t i, size_t n, const Result &r, double wall) {
   char buf[96];
   if (!r.error.empty()) {
     line += "error: " + r.error;
+  } else if (r.genSeconds <= 0 && !r.note.empty()) {
+    line += r.note; // not available (a python/ case without its Python side)
   } else {
     line += humanSeconds(r.genSeconds);
     if (r.bound == Bound::Compute && r.genSeconds > 0) {
@@ -171,7 +173,11 @@ void progress(size_t i, size_t n, const Result &r, double wall) {
       std::snprintf(buf, sizeof buf, "  twin/gen %.2f", r.vsTwin);
       line += buf;
     }
-    if (r.vsPeer > 0) {
+    if (r.vsPeer > 0 && r.op == "python") {
+      std::snprintf(buf, sizeof buf, "  python %s  python/C %.3f",
+                    humanSeconds(r.peerSeconds).c_str(), r.vsPeer);
+      line += buf;
+    } else if (r.vsPeer > 0) {
       std::snprintf(buf, sizeof buf, "  peer/gen %.2f", r.vsPeer);
       line += buf;
     }
@@ -188,6 +194,45 @@ fs::path scriptDir() {
 #else
   return fs::current_path() / "bench";
 #endif
+}
+
+/// Where this build's Python package is (PYTHONPATH for the python/ cases).
+fs::path pythonPackageDir() {
+#ifdef TILEJIT_PYTHON_DIR
+  return fs::path(TILEJIT_PYTHON_DIR);
+#else
+  return fs::current_path() / "build" / "python";
+#endif
+}
+
+/// Starts the python/ cases' process (bench/peer/python_peer.py, the build's
+/// package first on its PYTHONPATH); its `hello` for the document, with
+/// "installed" false and a note where it does not start.
+json startPython(Peer &py, const std::string &python, int threads) {
+  const fs::path script = scriptDir() / "peer" / "python_peer.py";
+  const fs::path dir = pythonPackageDir();
+  json info = {{"installed", false}};
+  if (!fs::exists(script)) {
+    info["note"] = "no " + script.filename().string();
+    return info;
+  }
+  if (!fs::exists(dir / "tilejit" / "__init__.py")) {
+    info["note"] = "tilejit's Python package is not built in this build "
+                   "(the tilejit-python target)";
+    return info;
+  }
+  std::string path = dir.string();
+  if (const char *given = std::getenv("PYTHONPATH"); given && *given)
+    path += std::string(":") + given;
+  if (!py.start(python, script.string(), threads, {{"PYTHONPATH", path}})) {
+    info["note"] = "the Python process did not start: " + py.error();
+    return info;
+  }
+  info = py.info();
+  info["installed"] = true;
+  info["interpreter"] = python;
+  info.erase("ok");
+  return info;
 }
 
 int runProcess(const std::vector<std::string> &argv) {
@@ -231,8 +276,8 @@ int runBenchCommand(const DriverArgs &given) {
   // The report's order: operators as below, each file's cases as it
   // registers them (static registration runs in link order).
   auto rank = [](const Case *c) {
-    static const char *order[] = {"ifa",    "nsa", "scatter",
-                                  "gather", "fag", "compile"};
+    static const char *order[] = {"ifa", "nsa",     "scatter", "gather",
+                                  "fag", "compile", "python"};
     return std::find(std::begin(order), std::end(order), c->op) -
            std::begin(order);
   };
@@ -286,10 +331,24 @@ int runBenchCommand(const DriverArgs &given) {
     std::cerr << "tilejit bench: " << peerJson["note"].get<std::string>()
               << std::endl;
 
+  // tilejit's own Python package, for the python/ cases.
+  Peer python;
+  json pythonJson = {{"installed", false}, {"note", "no python/ case ran"}};
+  if (std::any_of(cases.begin(), cases.end(),
+                  [](const Case *c) { return c->op == "python"; })) {
+    pythonJson = startPython(python, args.python, threads);
+    if (!pythonJson["installed"].get<bool>())
+      std::cerr << "tilejit bench: the python/ cases are not available: "
+                << pythonJson["note"].get<std::string>() << std::endl;
+  }
+
   Options opts;
   opts.quick = args.quick;
   opts.samples = args.samples;
   opts.peer = peer.running() ? &peer : nullptr;
+  opts.python = pythonJson["installed"].get<bool>() ? &python : nullptr;
+  if (!opts.python)
+    opts.pythonNote = pythonJson.value("note", "");
   Context ctx(opts, limits);
 
   json results = json::array();
@@ -345,6 +404,7 @@ int runBenchCommand(const DriverArgs &given) {
                 {"flush_bytes", limits.flushBytes},
                 {"bandwidth", bw}}},
               {"peer", peerJson},
+              {"python", pythonJson},
               {"cases", results}};
 
   std::string jsonPath = args.jsonPath;

@@ -16,9 +16,14 @@
 // process.
 //
 //===----------------------------------------------------------------------===//
+#include "HostOverhead.h"
 #include "MachineLimits.h"
 #include "Peer.h"
+#include "PythonCases.h"
 #include "Suite.h"
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_flash_attention_score_grad.h"
 
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
@@ -190,3 +195,110 @@ bench::Registrar r7(caseName(3, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 3, DataType::Float); });
 
 } // namespace
+
+/// The headline case (T = 4 x 1024, no mask, bf16) through
+/// torch.ops.tilejit.npu_fusion_attention_grad (its TND route, with
+/// actual_seq_qlen and actual_seq_kvlen) and the C API.
+tilejit::bench::Result tilejit::bench::fagTorchOps(Context &ctx) {
+  auto owned = std::make_unique<fag::Data>(shapeConfig(0, DataType::BFloat16));
+  const auto &a = owned->args();
+  Result r;
+  if (a.queryRope || a.keyInRope || a.dropMaskOptional || a.qStartIdxOptional ||
+      a.kvStartIdxOptional || a.dqRopeOut || a.dkRopeOut) {
+    r.error = "torch_npu's schema cannot express this call";
+    return r;
+  }
+  AclTensors t({a.query, a.keyIn, a.value, a.dy, a.pseShiftOptional,
+                a.paddingMaskOptional, a.attenMaskOptional,
+                a.softmaxMaxOptional, a.softmaxSumOptional, a.softmaxInOptional,
+                a.attentionInOptional, a.sinkInOptional, a.dqOut, a.dkOut,
+                a.dvOut, a.dpseOut, a.dsinkOut});
+  using IntArrayPtr =
+      std::unique_ptr<aclIntArray, aclnnStatus (*)(const aclIntArray *)>;
+  auto intArray = [](const runtime::IntArray *v) {
+    return IntArrayPtr(v ? aclCreateIntArray(v->values.data(), v->values.size())
+                         : nullptr,
+                       aclDestroyIntArray);
+  };
+  IntArrayPtr prefix = intArray(a.prefixOptional),
+              seqQ = intArray(a.actualSeqQLenOptional),
+              seqKv = intArray(a.actualSeqKvLenOptional);
+  std::string layout = a.inputLayout ? a.inputLayout : "",
+              statsLayout = a.softmaxInLayout ? a.softmaxInLayout : "";
+  TorchOpsCall c;
+  c.op = "npu_fusion_attention_grad";
+  c.samples = ctx.options().quick ? 2 : 5;
+  c.inputs = [&](Peer &py) {
+    nlohmann::json tensors = {{"query", pythonTensor(py, "q", *a.query)},
+                              {"key", pythonTensor(py, "k", *a.keyIn)},
+                              {"value", pythonTensor(py, "v", *a.value)},
+                              {"dy", pythonTensor(py, "dy", *a.dy)}};
+    nlohmann::json kwargs = {{"scale_value", a.scaleValue},
+                             {"keep_prob", a.keepProb},
+                             {"pre_tockens", a.preTokens},
+                             {"next_tockens", a.nextTokens},
+                             {"inner_precise", a.innerPrecise},
+                             {"sparse_mode", a.sparseMode},
+                             // op-plugin passes "TND" on as "same_as_input".
+                             {"softmax_layout", statsLayout == "same_as_input"
+                                                    ? "TND"
+                                                    : statsLayout}};
+    using NamedView = std::pair<const char *, const runtime::TensorView *>;
+    using NamedArray = std::pair<const char *, const runtime::IntArray *>;
+    for (auto [name, v] : std::initializer_list<NamedView>{
+             {"pse", a.pseShiftOptional},
+             {"padding_mask", a.paddingMaskOptional},
+             {"atten_mask", a.attenMaskOptional},
+             {"softmax_max", a.softmaxMaxOptional},
+             {"softmax_sum", a.softmaxSumOptional},
+             {"softmax_in", a.softmaxInOptional},
+             {"attention_in", a.attentionInOptional},
+             {"sink", a.sinkInOptional}})
+      if (v) {
+        tensors[name] = pythonTensor(py, name, *v);
+        kwargs[name] = {{"tensor", name}};
+      }
+    for (auto [name, v] : std::initializer_list<NamedArray>{
+             {"prefix", a.prefixOptional},
+             {"actual_seq_qlen", a.actualSeqQLenOptional},
+             {"actual_seq_kvlen", a.actualSeqKvLenOptional}})
+      if (v)
+        kwargs[name] = v->values;
+    return nlohmann::json{{"tensors", tensors},
+                          {"args",
+                           {{{"tensor", "query"}},
+                            {{"tensor", "key"}},
+                            {{"tensor", "value"}},
+                            {{"tensor", "dy"}},
+                            a.headNum,
+                            layout}},
+                          {"kwargs", kwargs}};
+  };
+  c.call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const int rc = aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
+        t[0], nullptr, t[1], nullptr, t[2], t[3], t[4], nullptr, t[5], t[6],
+        t[7], t[8], t[9], t[10], t[11], prefix.get(), seqQ.get(), seqKv.get(),
+        nullptr, nullptr, a.scaleValue, a.keepProb, a.preTokens, a.nextTokens,
+        a.headNum, layout.data(), a.innerPrecise, a.sparseMode, a.pseType,
+        a.softmaxInLayout ? statsLayout.data() : nullptr, t[12], nullptr, t[13],
+        nullptr, t[14], t[15], t[16], &ws, &exec);
+    return rc != 0 ? rc
+                   : runWithWorkspace(ws, exec,
+                                      aclnnFlashAttentionUnpaddingScoreGradV5);
+  };
+  c.expect = [&](Peer &py) {
+    nlohmann::json out = nlohmann::json::array();
+    int i = 0;
+    using NamedView = std::pair<const char *, const runtime::TensorView *>;
+    for (auto [name, v] : std::initializer_list<NamedView>{
+             {"dq", a.dqOut}, {"dk", a.dkOut}, {"dv", a.dvOut}}) {
+      nlohmann::json e = pythonTensor(py, name, *v);
+      e["of"] = "result." + std::to_string(i++);
+      out.push_back(e);
+    }
+    return out;
+  };
+  return torchOpsCase(ctx, c);
+}

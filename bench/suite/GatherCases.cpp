@@ -13,6 +13,7 @@
 #include "KvCopyCase.h"
 #include "MachineLimits.h"
 #include "Peer.h"
+#include "PythonCases.h"
 #include "Suite.h"
 
 #include "acl/acl.h"
@@ -176,3 +177,48 @@ bench::Registrar r5("gather/host-overhead/T1-N1-D16/c-api-norm/f16", "gather",
                     [](Context &c) { return runHostOverhead(c, true); });
 
 } // namespace
+
+/// The headline case (prefill, Norm) through
+/// torch.ops.tilejit.npu_gather_pa_kv_cache and the C API (the cache mode
+/// follows from the caches' format, ND: Norm, as torch_npu chooses it).
+tilejit::bench::Result tilejit::bench::gatherTorchOps(Context &ctx) {
+  Problem p(false, 256, 128, 8, 128, 8192, 16);
+  AclTensors t({&p.views[0], &p.views[1], &p.views[2], &p.views[3], &p.views[4],
+                &p.views[5]});
+  char mode[] = "Norm";
+  TorchOpsCall c;
+  c.op = "npu_gather_pa_kv_cache";
+  c.inputs = [&](Peer &py) {
+    return nlohmann::json{
+        {"tensors",
+         {{"key_cache", pythonTensor(py, "key_cache", p.views[0])},
+          {"value_cache", pythonTensor(py, "value_cache", p.views[1])},
+          {"block_tables", pythonTensor(py, "table", p.views[2])},
+          {"seq_lens", pythonTensor(py, "lens", p.views[3])},
+          {"key", pythonTensor(py, "key", p.views[4])},
+          {"value", pythonTensor(py, "value", p.views[5])}}},
+        {"args",
+         {{{"tensor", "key_cache"}},
+          {{"tensor", "value_cache"}},
+          {{"tensor", "block_tables"}},
+          {{"tensor", "seq_lens"}},
+          {{"tensor", "key"}},
+          {{"tensor", "value"}}}},
+        {"kwargs", nlohmann::json::object()}};
+  };
+  c.call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const int rc = aclnnGatherPaKvCacheGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], nullptr, mode, false, &ws, &exec);
+    return rc != 0 ? rc : runWithWorkspace(ws, exec, aclnnGatherPaKvCache);
+  };
+  c.expect = [&](Peer &py) {
+    nlohmann::json k = pythonTensor(py, "key_out", p.views[4]),
+                   v = pythonTensor(py, "value_out", p.views[5]);
+    k["of"] = "key";
+    v["of"] = "value";
+    return nlohmann::json::array({k, v});
+  };
+  return torchOpsCase(ctx, c);
+}

@@ -3,6 +3,23 @@
 
 namespace tilejit::bench {
 
+aclTensor *createAclTensor(const runtime::TensorView &v) {
+  return aclCreateTensor(v.shape.data(), v.shape.size(),
+                         static_cast<aclDataType>(v.dtype), v.strides.data(),
+                         v.offset, static_cast<aclFormat>(v.format),
+                         v.storageShape.data(), v.storageShape.size(), v.data);
+}
+
+AclTensors::AclTensors(const std::vector<const runtime::TensorView *> &views) {
+  for (const runtime::TensorView *v : views)
+    t_.push_back(v ? createAclTensor(*v) : nullptr);
+}
+
+AclTensors::~AclTensors() {
+  for (aclTensor *x : t_)
+    aclDestroyTensor(x);
+}
+
 Result hostOverheadCase(Context &ctx,
                         const std::vector<const runtime::TensorView *> &views,
                         double bytes,

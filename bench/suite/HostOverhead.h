@@ -22,6 +22,24 @@
 
 namespace tilejit::bench {
 
+/// An aclTensor over `v` (its shape, strides, offset, format and storage
+/// shape), made through aclCreateTensor as a C caller makes it.
+aclTensor *createAclTensor(const runtime::TensorView &v);
+
+/// aclTensors over views (null for a null view), destroyed with this.
+class AclTensors {
+public:
+  explicit AclTensors(const std::vector<const runtime::TensorView *> &views);
+  ~AclTensors();
+  AclTensors(const AclTensors &) = delete;
+  AclTensors &operator=(const AclTensors &) = delete;
+  aclTensor *operator[](size_t i) const { return t_[i]; }
+  aclTensor *const *data() const { return t_.data(); }
+
+private:
+  std::vector<aclTensor *> t_;
+};
+
 /// Times `call` (given the aclTensors of `views`, in order; 0: success) as a
 /// latency case moving `bytes`.
 Result hostOverheadCase(Context &ctx,

@@ -15,10 +15,14 @@
 // matmul-softmax-matmul per KV head group.
 //
 //===----------------------------------------------------------------------===//
+#include "HostOverhead.h"
 #include "MachineLimits.h"
 #include "Peer.h"
+#include "PythonCases.h"
 #include "Suite.h"
 
+#include "acl/acl.h"
+#include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "jit/Compiler.h"
 #include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
@@ -31,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -342,3 +347,56 @@ bench::Registrar r16("ifa/read-pattern/" + kShape +
                          "/head-shares-prefetched/f16",
                      "ifa", [](Context &c) { return runReadPattern(c, 3); });
 } // namespace
+
+/// The headline case (f16 decode over the paged BSH cache) through
+/// torch.ops.tilejit.npu_incre_flash_attention and the C API.
+tilejit::bench::Result tilejit::bench::ifaTorchOps(Context &ctx) {
+  Problem p(8, 4096, DataType::Float16, DataType::Float16);
+  AclTensors t({&p.qv, &p.kv, &p.vv, &p.tv, &p.ov});
+  const aclTensor *k = t[1], *v = t[2];
+  std::unique_ptr<aclTensorList, aclnnStatus (*)(const aclTensorList *)> keys(
+      aclCreateTensorList(&k, 1), aclDestroyTensorList),
+      values(aclCreateTensorList(&v, 1), aclDestroyTensorList);
+  std::unique_ptr<aclIntArray, aclnnStatus (*)(const aclIntArray *)> lens(
+      aclCreateIntArray(p.asl.values.data(), p.asl.values.size()),
+      aclDestroyIntArray);
+  char layout[] = "BSH";
+  TorchOpsCall c;
+  c.op = "npu_incre_flash_attention";
+  c.inputs = [&](Peer &py) {
+    return nlohmann::json{
+        {"tensors",
+         {{"query", pythonTensor(py, "q", p.qv)},
+          {"key", pythonTensor(py, "k", p.kv)},
+          {"value", pythonTensor(py, "v", p.vv)},
+          {"block_table", pythonTensor(py, "table", p.tv)}}},
+        {"args",
+         {{{"tensor", "query"}}, {{"tensor", "key"}}, {{"tensor", "value"}}}},
+        {"kwargs",
+         {{"actual_seq_lengths", p.asl.values},
+          {"block_table", {{"tensor", "block_table"}}},
+          {"num_heads", p.n},
+          {"scale_value", p.args.scaleValue},
+          {"input_layout", layout},
+          {"num_key_value_heads", p.nkv},
+          {"block_size", p.bs},
+          {"inner_precise", p.args.innerPrecise}}}};
+  };
+  c.call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const int rc = aclnnIncreFlashAttentionV4GetWorkspaceSize(
+        t[0], keys.get(), values.get(), nullptr, nullptr, lens.get(), nullptr,
+        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, t[3], nullptr,
+        p.n, p.args.scaleValue, layout, p.nkv, p.bs, p.args.innerPrecise, t[4],
+        &ws, &exec);
+    return rc != 0 ? rc
+                   : runWithWorkspace(ws, exec, aclnnIncreFlashAttentionV4);
+  };
+  c.expect = [&](Peer &py) {
+    nlohmann::json out = pythonTensor(py, "out", p.ov);
+    out["of"] = "result";
+    return nlohmann::json::array({out});
+  };
+  return torchOpsCase(ctx, c);
+}

@@ -9,9 +9,13 @@
 // the same windows; the limit is a warm read of as many bytes).
 //
 //===----------------------------------------------------------------------===//
+#include "HostOverhead.h"
 #include "MachineLimits.h"
+#include "PythonCases.h"
 #include "Suite.h"
 
+#include "acl/acl.h"
+#include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
 #include "ops/runtime/TensorView.h"
 #include "ops/samples/Samples.h"
@@ -20,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -130,3 +135,50 @@ bench::Registrar r3("nsa/decode-in-llc/" + kShape + "/paged/bf16", "nsa",
                     });
 
 } // namespace
+
+/// The headline case (f16 decode step) through
+/// torch.ops.tilejit.npu_nsa_compress_infer.cache and the C API.
+tilejit::bench::Result tilejit::bench::nsaTorchOps(Context &ctx) {
+  Problem p(DataType::Float16);
+  AclTensors t(
+      {&p.views[0], &p.views[1], &p.views[2], &p.views[3], &p.views[4]});
+  std::unique_ptr<aclIntArray, aclnnStatus (*)(const aclIntArray *)> lens(
+      aclCreateIntArray(p.lens.data(), p.lens.size()), aclDestroyIntArray);
+  char layout[] = "TND";
+  TorchOpsCall c;
+  c.op = "npu_nsa_compress_infer.cache";
+  c.inputs = [&](Peer &py) {
+    return nlohmann::json{
+        {"tensors",
+         {{"input", pythonTensor(py, "input", p.views[0])},
+          {"weight", pythonTensor(py, "weight", p.views[1])},
+          {"slot_mapping", pythonTensor(py, "slots", p.views[2])},
+          {"block_table", pythonTensor(py, "table", p.views[3])},
+          {"cache", pythonTensor(py, "cache", p.views[4])}}},
+        {"args",
+         {{{"tensor", "input"}},
+          {{"tensor", "weight"}},
+          {{"tensor", "slot_mapping"}},
+          p.cbs,
+          p.stride,
+          p.page}},
+        {"kwargs",
+         {{"block_table", {{"tensor", "block_table"}}},
+          {"actual_seq_len", p.lens},
+          {"cache", {{"tensor", "cache"}}}}}};
+  };
+  c.call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const int rc = aclnnNsaCompressWithCacheGetWorkspaceSize(
+        t[0], t[1], t[2], lens.get(), t[3], layout, p.cbs, p.stride,
+        p.args.actSeqLenType, p.page, t[4], &ws, &exec);
+    return rc != 0 ? rc : runWithWorkspace(ws, exec, aclnnNsaCompressWithCache);
+  };
+  c.expect = [&](Peer &py) {
+    nlohmann::json out = pythonTensor(py, "out", p.views[4]);
+    out["of"] = "cache";
+    return nlohmann::json::array({out});
+  };
+  return torchOpsCase(ctx, c);
+}

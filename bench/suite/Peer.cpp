@@ -30,7 +30,8 @@ Peer::~Peer() {
 }
 
 bool Peer::start(const std::string &python, const std::string &script,
-                 int threads) {
+                 int threads,
+                 const std::vector<std::pair<std::string, std::string>> &env) {
   int in[2], out[2];
   if (::pipe(in) != 0 || ::pipe(out) != 0) {
     error_ = "pipe: " + std::string(std::strerror(errno));
@@ -56,6 +57,8 @@ bool Peer::start(const std::string &python, const std::string &script,
     const std::string t = std::to_string(threads);
     ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
     ::setenv("OPENBLAS_NUM_THREADS", t.c_str(), 1);
+    for (const auto &[name, value] : env)
+      ::setenv(name.c_str(), value.c_str(), 1);
     ::execlp(python.c_str(), python.c_str(), script.c_str(),
              static_cast<char *>(nullptr));
     std::fprintf(stderr, "cannot run %s: %s\n", python.c_str(),

@@ -10,6 +10,10 @@
 /// alone. The benchmark flushes the cache before sending `run`, as it does
 /// before its own calls, so both sides see the same memory state.
 ///
+/// The same protocol serves a second process, tilejit's own Python package
+/// (bench/peer/python_peer.py, the python/ cases), started with the build's
+/// package on its PYTHONPATH.
+///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_BENCH_SUITE_PEER_H
 #define TILEJIT_BENCH_SUITE_PEER_H
@@ -19,6 +23,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tilejit::bench {
 
@@ -31,9 +37,11 @@ public:
   Peer(const Peer &) = delete;
   Peer &operator=(const Peer &) = delete;
 
-  /// Starts `python script` with `threads` threads. False (and error())
-  /// where it cannot start or torch does not import.
-  bool start(const std::string &python, const std::string &script, int threads);
+  /// Starts `python script` with `threads` threads and the variables of
+  /// `env` set in its environment. False (and error()) where it cannot
+  /// start or its `hello` fails (the PyTorch peer: torch does not import).
+  bool start(const std::string &python, const std::string &script, int threads,
+             const std::vector<std::pair<std::string, std::string>> &env = {});
   bool running() const { return pid_ > 0; }
   /// The peer's `hello` answer: torch version, BLAS, threads, settings.
   const nlohmann::json &info() const { return info_; }

@@ -16,6 +16,7 @@
 #include "KvCopyCase.h"
 #include "MachineLimits.h"
 #include "Peer.h"
+#include "PythonCases.h"
 #include "Suite.h"
 
 #include "acl/acl.h"
@@ -271,3 +272,48 @@ bench::Registrar r9("scatter/host-overhead/T1-N1-D16/c-api-norm/f16", "scatter",
                     [](Context &c) { return runHostOverhead(c, true); });
 
 } // namespace
+
+/// The headline case (random slots, Norm) through
+/// torch.ops.tilejit.npu_scatter_pa_kv_cache and the C API. The caches go
+/// to the Python side before any call: the comparison is of what each
+/// call wrote.
+tilejit::bench::Result tilejit::bench::scatterTorchOps(Context &ctx) {
+  Problem p(false, 256, 128, 8, 128, 8192);
+  AclTensors t(
+      {&p.views[0], &p.views[1], &p.views[2], &p.views[3], &p.views[4]});
+  char mode[] = "Norm";
+  TorchOpsCall c;
+  c.op = "npu_scatter_pa_kv_cache";
+  c.inputs = [&](Peer &py) {
+    return nlohmann::json{
+        {"tensors",
+         {{"key", pythonTensor(py, "key", p.views[0])},
+          {"key_cache", pythonTensor(py, "key_cache", p.views[1])},
+          {"slot_mapping", pythonTensor(py, "slots", p.views[2])},
+          {"value", pythonTensor(py, "value", p.views[3])},
+          {"value_cache", pythonTensor(py, "value_cache", p.views[4])}}},
+        {"args",
+         {{{"tensor", "key"}},
+          {{"tensor", "value"}},
+          {{"tensor", "key_cache"}},
+          {{"tensor", "value_cache"}},
+          {{"tensor", "slot_mapping"}}}},
+        {"kwargs", {{"cache_mode", mode}}}};
+  };
+  c.call = [&] {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const int rc = aclnnScatterPaKvCacheGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], nullptr, nullptr, nullptr, mode, nullptr,
+        nullptr, nullptr, &ws, &exec);
+    return rc != 0 ? rc : runWithWorkspace(ws, exec, aclnnScatterPaKvCache);
+  };
+  c.expect = [&](Peer &py) {
+    nlohmann::json k = pythonTensor(py, "key_cache_out", p.views[1]),
+                   v = pythonTensor(py, "value_cache_out", p.views[4]);
+    k["of"] = "key_cache";
+    v["of"] = "value_cache";
+    return nlohmann::json::array({k, v});
+  };
+  return torchOpsCase(ctx, c);
+}

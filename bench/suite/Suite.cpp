@@ -130,10 +130,19 @@ const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
 
 void Context::measure(Result &r, const Call &gen, const Call &twin,
                       bool withPeer, int n) {
+  measureWith(
+      r, gen, twin,
+      withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr, n);
+}
+
+void Context::measureAgainst(Result &r, const Call &gen, Peer &other, int n) {
+  measureWith(r, gen, {}, other.ready() ? &other : nullptr, n);
+}
+
+void Context::measureWith(Result &r, const Call &gen, const Call &twin,
+                          Peer *peer, int n) {
   const int count = n > 0 ? n : samples();
   const bool cold = !r.inCache;
-  Peer *peer =
-      withPeer && opts_.peer && opts_.peer->ready() ? opts_.peer : nullptr;
   const double flushBytes = static_cast<double>(limits_.flushBytes);
   std::vector<double> g, t, p, vsT, vsP, flushGBs, copyGBs;
   // A copy-bound case from memory also runs the copy probe that won at its
@@ -253,6 +262,8 @@ Result runCase(const Case &c, Context &ctx) {
   r.op = c.op;
   if (ctx.peer())
     ctx.peer()->reset();
+  if (ctx.python())
+    ctx.python()->reset();
   return r;
 }
 

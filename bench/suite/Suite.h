@@ -110,6 +110,10 @@ struct Options {
   bool quick = false;    ///< fewer samples, for CI
   size_t flushBytes = 0; ///< 0: 1.5 x the last-level cache
   Peer *peer = nullptr;  ///< the PyTorch peer, if running
+  /// tilejit's own Python package in a process of its own (python/ cases),
+  /// if running.
+  Peer *python = nullptr;
+  std::string pythonNote; ///< why it is not running (python/ cases say so)
 };
 
 class Context;
@@ -142,6 +146,7 @@ public:
   Limits &limits() { return limits_; }
   int samples() const { return opts_.quick ? 3 : opts_.samples; }
   Peer *peer() const { return opts_.peer; }
+  Peer *python() const { return opts_.python; }
 
   /// Times `gen`, `twin` (if set) and the peer (if `withPeer` and the peer
   /// is set up for this case) alternately over `samples()` samples (or
@@ -149,6 +154,10 @@ public:
   /// r's times, ratios, bandwidth limits and roofline fraction.
   void measure(Result &r, const Call &gen, const Call &twin, bool withPeer,
                int n = 0);
+  /// The same, `gen` against `other`'s `run` (another process, set up for
+  /// this case): r's peer fields hold the other side's times and the
+  /// median of the per-sample ratios other / gen.
+  void measureAgainst(Result &r, const Call &gen, Peer &other, int n = 0);
 
   /// Bandwidths at `bytes`, measured once per size in this run.
   const Limits::Bandwidth &bandwidthAt(size_t bytes);
@@ -156,6 +165,9 @@ public:
   double flush();
 
 private:
+  void measureWith(Result &r, const Call &gen, const Call &twin, Peer *peer,
+                   int n);
+
   Options opts_;
   Limits &limits_;
   std::unique_ptr<ReadProbe> flush_;
