@@ -315,11 +315,13 @@ bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
   d.strides = intTuple(obj.attr("stride")());
   d.offset = obj.attr("storage_offset")().cast<int64_t>();
   d.elementSize = obj.attr("element_size")().cast<int64_t>();
-  // torch >= 2.0 has untyped_storage(); 1.13's storage() is typed, and both
-  // count bytes with nbytes().
-  static const bool untyped = py::hasattr(obj, "untyped_storage");
-  py::object storage =
-      untyped ? obj.attr("untyped_storage")() : obj.attr("storage")();
+  // The untyped storage: torch >= 2.0's untyped_storage(), 1.13's
+  // _storage() (its public storage() wraps it in a Python TypedStorage, ten
+  // times the cost); each counts bytes with nbytes().
+  static const char *storageMethod = py::hasattr(obj, "untyped_storage") ? "untyped_storage"
+                                     : py::hasattr(obj, "_storage")      ? "_storage"
+                                                                         : "storage";
+  py::object storage = obj.attr(storageMethod)();
   int64_t bytes = storage.attr("nbytes")().cast<int64_t>();
   d.storageElems = d.elementSize > 0 ? bytes / d.elementSize : 0;
   auto first = obj.attr("data_ptr")().cast<uintptr_t>();
