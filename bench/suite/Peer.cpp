@@ -143,8 +143,11 @@ void Peer::setupInto(const nlohmann::json &spec, Result &r) {
   r.peerMaxAbsDiff = answer_.value("max_abs_diff", -1.0);
 }
 
-double Peer::run() {
-  if (!ready_ || !request({{"op", "run"}}))
+double Peer::run(size_t flushBytes) {
+  nlohmann::json msg = {{"op", "run"}};
+  if (flushBytes)
+    msg["flush"] = flushBytes;
+  if (!ready_ || !request(msg))
     return -1;
   return answer_.value("s", -1.0);
 }

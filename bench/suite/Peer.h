@@ -58,7 +58,10 @@ public:
   void setupInto(const nlohmann::json &spec, Result &r);
   bool ready() const { return ready_; }
   /// One call of the peer's operator; its seconds, or a negative value.
-  double run();
+  /// With `flushBytes`, the peer first reads that many bytes of a buffer of
+  /// its own (a parallel read, untimed), so that the call finds its data in
+  /// memory, not in the cache.
+  double run(size_t flushBytes = 0);
   /// Drops the current case (its files).
   void reset();
   const nlohmann::json &lastAnswer() const { return answer_; }

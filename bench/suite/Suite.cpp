@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <exception>
+#include <thread>
 
 namespace tilejit::bench {
 
@@ -70,6 +73,38 @@ Context::Context(const Options &opts, Limits &limits)
 Context::~Context() = default;
 
 double Context::flush() { return flush_->seconds(); }
+
+namespace {
+
+double processCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+/// How long this process's OpenMP workers keep spinning after a parallel
+/// region (libgomp's default wait policy spins before it sleeps): the time
+/// until a millisecond of sleep costs the process almost no CPU, measured
+/// after a region of the flush's kind. At most 100 ms.
+double measureSpinSeconds(ReadProbe &probe) {
+  (void)probe.seconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) {
+    const double c0 = processCpuSeconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (processCpuSeconds() - c0 < 1e-4)
+      break;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+void Context::quiesce() {
+  if (spinSeconds_ < 0)
+    spinSeconds_ = measureSpinSeconds(*flush_);
+  std::this_thread::sleep_for(std::chrono::duration<double>(2 * spinSeconds_ + 1e-3));
+}
 
 const Limits::Bandwidth &Context::bandwidthAt(size_t bytes) {
   auto it = limits_.bandwidth.find(bytes);
@@ -175,8 +210,17 @@ void Context::measureWith(Result &r, const Call &gen, const Call &twin,
                         1e9);
     }
     double gs = 0, ts = 0, ps = 0;
+    // With a peer (another process), each side runs alone: both processes'
+    // OpenMP workers spin for a while after a parallel region, and on a few
+    // cores one process's spinning slows the other's call. So before each
+    // side the other process is given time to park its workers, and the
+    // peer flushes the cache itself (a parallel read of its own, as this
+    // process's flush is) right before its call, rather than this process
+    // flushing and then spinning beside it.
     auto one = [&](int side) {
-      if (cold) {
+      if (peer)
+        quiesce();
+      if (cold && side != 2) {
         flushGBs.push_back(flushBytes / flush() / 1e9);
       }
       if (side == 0)
@@ -184,7 +228,7 @@ void Context::measureWith(Result &r, const Call &gen, const Call &twin,
       else if (side == 1)
         ts = seconds(twin);
       else
-        ps = peer->run();
+        ps = peer->run(cold ? limits_.flushBytes : 0);
     };
     // The order rotates: generated first, then twin first, then peer first.
     const int sides = 1 + (twin ? 1 : 0) + (peer ? 1 : 0);

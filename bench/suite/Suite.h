@@ -163,6 +163,10 @@ public:
   const Limits::Bandwidth &bandwidthAt(size_t bytes);
   /// One read of the flush buffer; returns its seconds.
   double flush();
+  /// Sleeps until this process's OpenMP workers, and a peer's, have
+  /// stopped spinning after their last parallel region (twice the spin
+  /// time measured here, once per run).
+  void quiesce();
 
 private:
   void measureWith(Result &r, const Call &gen, const Call &twin, Peer *peer,
@@ -171,6 +175,7 @@ private:
   Options opts_;
   Limits &limits_;
   std::unique_ptr<ReadProbe> flush_;
+  double spinSeconds_ = -1; ///< measured on the first quiesce()
 };
 
 /// Measures the arithmetic peaks and the cache size (bandwidths come per
