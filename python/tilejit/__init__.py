@@ -12,3 +12,5 @@ from tilejit._api import (  # noqa: F401
     Kernel, Source, compile, emit, declaration, jit, cache_stats, clear_memory_cache, version,
     dtype_name,
 )
+
+__version__ = version()
