@@ -268,16 +268,36 @@ Torch torchInfo;
 bool fromTorch(PyObject *o, size_t i, const tilejit::ParamSig &p, TensorArg &t) {
   if (!torchInfo.isTensor(o))
     return false;
+  // A launch reads these on every call: interned names and the C API, not
+  // pybind11's attribute accessors (each builds its name anew).
+  static PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
+  static PyObject *layout = PyUnicode_InternFromString("layout");
+  static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
+  static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
+  static PyObject *shapeName = PyUnicode_InternFromString("shape");
+  static PyObject *strideName = PyUnicode_InternFromString("stride");
+  auto get = [&](PyObject *name) {
+    py::object v = py::reinterpret_steal<py::object>(PyObject_GetAttr(o, name));
+    if (!v)
+      throw py::error_already_set();
+    return v;
+  };
+  auto call = [&](PyObject *name) {
+    py::object v = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(o, name));
+    if (!v)
+      throw py::error_already_set();
+    return v;
+  };
   py::handle h(o);
-  if (!h.attr("is_cpu").cast<bool>())
+  if (get(isCpu).ptr() != Py_True)
     raise(exc.typeError, argName(i, p) + ": the tensor is on " +
                              py::str(h.attr("device")).cast<std::string>() +
                              ", not the CPU");
-  if (py::object(h.attr("layout")).ptr() != torchInfo.strided.ptr())
+  if (get(layout).ptr() != torchInfo.strided.ptr())
     raise(exc.typeError, argName(i, p) + ": the tensor's layout is " +
                              py::str(h.attr("layout")).cast<std::string>() +
                              " (a strided tensor is expected)");
-  py::object dtype = h.attr("dtype");
+  py::object dtype = get(dtypeName);
   bool known = false;
   for (const auto &[obj, type] : torchInfo.dtypes)
     if (dtype.ptr() == obj) {
@@ -287,15 +307,19 @@ bool fromTorch(PyObject *o, size_t i, const tilejit::ParamSig &p, TensorArg &t) 
   if (!known)
     raise(exc.typeError, argName(i, p) + ": element type " + py::str(dtype).cast<std::string>() +
                              " is none of the kernel element types");
-  t.data = reinterpret_cast<void *>(h.attr("data_ptr")().cast<uintptr_t>());
-  py::tuple shape = h.attr("shape");
-  py::tuple stride = h.attr("stride")();
-  t.sizes.resize(shape.size());
-  t.strides.resize(shape.size());
-  for (size_t a = 0; a < shape.size(); ++a) {
-    t.sizes[a] = shape[a].cast<int64_t>();
-    t.strides[a] = stride[a].cast<int64_t>();
+  t.data = PyLong_AsVoidPtr(call(dataPtr).ptr());
+  py::object shape = get(shapeName), stride = call(strideName);
+  const Py_ssize_t rank = PyTuple_Size(shape.ptr());
+  if (rank < 0 || !PyTuple_Check(stride.ptr()) || PyTuple_GET_SIZE(stride.ptr()) != rank)
+    raise(exc.error, argName(i, p) + ": the tensor's shape and strides do not match");
+  t.sizes.resize(static_cast<size_t>(rank));
+  t.strides.resize(static_cast<size_t>(rank));
+  for (Py_ssize_t a = 0; a < rank; ++a) {
+    t.sizes[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), a));
+    t.strides[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), a));
   }
+  if (PyErr_Occurred())
+    throw py::error_already_set();
   return true;
 }
 
