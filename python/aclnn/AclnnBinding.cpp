@@ -24,6 +24,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "AclnnBinding.h"
+#include "TorchTensor.h"
 
 #include "acl/acl.h"
 
@@ -260,24 +261,6 @@ std::vector<int64_t> intTuple(py::handle seq) {
   return v;
 }
 
-/// PyTorch's tensor type and its strided layout, looked up once torch is
-/// imported and kept for the life of the process; null before.
-struct TorchObjects {
-  PyObject *tensorType = nullptr;
-  PyObject *strided = nullptr;
-};
-const TorchObjects *torchObjects() {
-  static TorchObjects cached; // under the GIL
-  if (!cached.tensorType) {
-    py::object torch = importedModule("torch");
-    if (torch.is_none())
-      return nullptr;
-    cached.strided = py::object(torch.attr("strided")).release().ptr();
-    cached.tensorType = py::object(torch.attr("Tensor")).release().ptr();
-  }
-  return &cached;
-}
-
 /// The aclDataType (-2: none) and name of a torch.dtype, remembered per
 /// dtype object (they are singletons).
 std::pair<int, std::string> torchDataType(py::handle dtype) {
@@ -298,21 +281,20 @@ std::pair<int, std::string> torchDataType(py::handle dtype) {
 /// the whole storage. Returns false if `obj` is not a torch.Tensor.
 bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
                    TensorDesc &d) {
-  const TorchObjects *torch = torchObjects();
-  if (!torch || !PyObject_TypeCheck(obj.ptr(), reinterpret_cast<PyTypeObject *>(
-                                                   torch->tensorType)))
+  if (!python::isTorchTensor(obj.ptr()))
     return false;
-  if (py::object(obj.attr("layout")).ptr() != torch->strided)
+  python::TorchTensor t = python::readTorchTensor(obj.ptr());
+  if (t.problem == python::TorchTensor::Problem::NotStrided)
     argumentError(ErrorClass::Type, e, param,
                   "a strided tensor is required, got layout " +
                       std::string(py::str(obj.attr("layout"))));
-  if (!obj.attr("is_cpu").cast<bool>())
+  if (t.problem == python::TorchTensor::Problem::NotCpu)
     argumentError(ErrorClass::Type, e, param,
                   "a CPU tensor is required, got one on device '" +
                       std::string(py::str(obj.attr("device"))) + "'");
-  std::tie(d.dataType, d.dtypeName) = torchDataType(obj.attr("dtype"));
-  d.shape = intTuple(obj.attr("shape"));
-  d.strides = intTuple(obj.attr("stride")());
+  std::tie(d.dataType, d.dtypeName) = torchDataType(t.dtype);
+  d.shape = std::move(t.sizes);
+  d.strides = std::move(t.strides);
   d.offset = obj.attr("storage_offset")().cast<int64_t>();
   d.elementSize = obj.attr("element_size")().cast<int64_t>();
   // The untyped storage: torch >= 2.0's untyped_storage(), 1.13's
@@ -324,7 +306,7 @@ bool describeTorch(const EntryPoint &e, const char *param, py::handle obj,
   py::object storage = obj.attr(storageMethod)();
   int64_t bytes = storage.attr("nbytes")().cast<int64_t>();
   d.storageElems = d.elementSize > 0 ? bytes / d.elementSize : 0;
-  auto first = obj.attr("data_ptr")().cast<uintptr_t>();
+  auto first = reinterpret_cast<uintptr_t>(t.data);
   d.base = first ? reinterpret_cast<void *>(
                        first - static_cast<uintptr_t>(d.offset * d.elementSize))
                  : nullptr;

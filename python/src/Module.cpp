@@ -3,8 +3,9 @@
 /// \file
 /// The extension behind `import tilejit` (python/tilejit/__init__.py wraps
 /// it): sources, compile, emit, declarations, cache counters, and kernels
-/// launched on NumPy arrays (the buffer protocol) and PyTorch CPU tensors
-/// (DLPack) in place, without a copy. It mirrors include/tilejit/tilejit.h:
+/// launched on NumPy arrays (the buffer protocol), PyTorch CPU tensors (their
+/// own accessors, TorchTensor.h) and other DLPack producers in place, without
+/// a copy. It mirrors include/tilejit/tilejit.h:
 /// every error the C++ API returns as a value is raised here as the
 /// exception of its kind (tilejit::ErrorKind): CompileError, a TypeError, a
 /// ValueError, or tilejit.Error. The GIL is released while a kernel compiles
@@ -12,11 +13,14 @@
 ///
 /// A launch builds the argument pack straight from the Python objects: a
 /// buffer's byte strides become element strides, a DLPack tensor's shape
-/// and strides are read from its capsule; each object is kept alive (its
+/// and strides are read from its capsule, a PyTorch tensor's from its
+/// attributes; each object is kept alive (its
 /// buffer view or capsule held) until the kernel returns.
 ///
 //===----------------------------------------------------------------------===//
 #include "tilejit/tilejit.h"
+
+#include "TorchTensor.h"
 
 #include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
@@ -231,95 +235,50 @@ bool fromBuffer(PyObject *o, size_t i, const tilejit::ParamSig &p, Held &held, T
   return true;
 }
 
-/// PyTorch, once a tensor of it has been seen: its Tensor type and its dtype
-/// objects' element types. A torch.Tensor is read through its own accessors
-/// (data_ptr, shape, stride: a fraction of DLPack's export cost per call);
-/// every other DLPack producer through __dlpack__.
-struct Torch {
-  PyTypeObject *tensorType = nullptr;
-  py::object strided;
-  std::vector<std::pair<PyObject *, ElemType>> dtypes;
-  bool tried = false;
-
-  bool isTensor(PyObject *o) {
-    if (!tried) {
-      PyObject *torch = PyImport_GetModule(py::str("torch").ptr()); // only if imported
-      if (!torch) {
-        PyErr_Clear();
-        return false;
-      }
-      py::object mod = py::reinterpret_steal<py::object>(torch);
-      tried = true;
-      tensorType = reinterpret_cast<PyTypeObject *>(mod.attr("Tensor").ptr());
-      strided = mod.attr("strided");
-      static const std::pair<const char *, ElemType> names[] = {
-          {"float32", ElemType::F32}, {"float16", ElemType::F16}, {"bfloat16", ElemType::BF16},
-          {"int8", ElemType::I8},     {"uint8", ElemType::U8},    {"int16", ElemType::I16},
-          {"int32", ElemType::I32},   {"int64", ElemType::I64},   {"bool", ElemType::I1}};
-      for (const auto &[name, type] : names)
-        dtypes.emplace_back(py::object(mod.attr(name)).release().ptr(), type); // kept for good
+/// The element type of a torch.dtype object (they are singletons: compared
+/// by identity); false if none.
+bool torchElemType(PyObject *dtype, ElemType &out) {
+  static std::vector<std::pair<PyObject *, ElemType>> dtypes = [] {
+    std::vector<std::pair<PyObject *, ElemType>> v;
+    py::module_ torch = py::module_::import("torch");
+    static const std::pair<const char *, ElemType> names[] = {
+        {"float32", ElemType::F32}, {"float16", ElemType::F16}, {"bfloat16", ElemType::BF16},
+        {"int8", ElemType::I8},     {"uint8", ElemType::U8},    {"int16", ElemType::I16},
+        {"int32", ElemType::I32},   {"int64", ElemType::I64},   {"bool", ElemType::I1}};
+    for (const auto &[name, type] : names)
+      v.emplace_back(py::object(torch.attr(name)).release().ptr(), type); // kept for good
+    return v;
+  }();
+  for (const auto &[obj, type] : dtypes)
+    if (dtype == obj) {
+      out = type;
+      return true;
     }
-    return tensorType && PyObject_TypeCheck(o, tensorType);
-  }
-};
-Torch torchInfo;
+  return false;
+}
 
-/// Reads a PyTorch CPU tensor (strided, any dtype tilejit knows).
+/// Reads a PyTorch CPU tensor (strided, any dtype tilejit knows) through
+/// its own accessors: a fraction of DLPack's export cost per call.
 bool fromTorch(PyObject *o, size_t i, const tilejit::ParamSig &p, TensorArg &t) {
-  if (!torchInfo.isTensor(o))
+  if (!tilejit::python::isTorchTensor(o))
     return false;
-  // A launch reads these on every call: interned names and the C API, not
-  // pybind11's attribute accessors (each builds its name anew).
-  static PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
-  static PyObject *layout = PyUnicode_InternFromString("layout");
-  static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
-  static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
-  static PyObject *shapeName = PyUnicode_InternFromString("shape");
-  static PyObject *strideName = PyUnicode_InternFromString("stride");
-  auto get = [&](PyObject *name) {
-    py::object v = py::reinterpret_steal<py::object>(PyObject_GetAttr(o, name));
-    if (!v)
-      throw py::error_already_set();
-    return v;
-  };
-  auto call = [&](PyObject *name) {
-    py::object v = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(o, name));
-    if (!v)
-      throw py::error_already_set();
-    return v;
-  };
+  tilejit::python::TorchTensor tt = tilejit::python::readTorchTensor(o);
   py::handle h(o);
-  if (get(isCpu).ptr() != Py_True)
+  using Problem = tilejit::python::TorchTensor::Problem;
+  if (tt.problem == Problem::NotCpu)
     raise(exc.typeError, argName(i, p) + ": the tensor is on " +
-                             py::str(h.attr("device")).cast<std::string>() +
-                             ", not the CPU");
-  if (get(layout).ptr() != torchInfo.strided.ptr())
+                             py::str(h.attr("device")).cast<std::string>() + ", not the CPU");
+  if (tt.problem == Problem::NotStrided)
     raise(exc.typeError, argName(i, p) + ": the tensor's layout is " +
                              py::str(h.attr("layout")).cast<std::string>() +
                              " (a strided tensor is expected)");
-  py::object dtype = get(dtypeName);
-  bool known = false;
-  for (const auto &[obj, type] : torchInfo.dtypes)
-    if (dtype.ptr() == obj) {
-      t.type = type;
-      known = true;
-    }
-  if (!known)
-    raise(exc.typeError, argName(i, p) + ": element type " + py::str(dtype).cast<std::string>() +
+  if (!torchElemType(tt.dtype.ptr(), t.type))
+    raise(exc.typeError, argName(i, p) + ": element type " +
+                             py::str(tt.dtype).cast<std::string>() +
                              " is none of the kernel element types");
-  t.data = PyLong_AsVoidPtr(call(dataPtr).ptr());
-  py::object shape = get(shapeName), stride = call(strideName);
-  const Py_ssize_t rank = PyTuple_Size(shape.ptr());
-  if (rank < 0 || !PyTuple_Check(stride.ptr()) || PyTuple_GET_SIZE(stride.ptr()) != rank)
-    raise(exc.error, argName(i, p) + ": the tensor's shape and strides do not match");
-  t.sizes.resize(static_cast<size_t>(rank));
-  t.strides.resize(static_cast<size_t>(rank));
-  for (Py_ssize_t a = 0; a < rank; ++a) {
-    t.sizes[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), a));
-    t.strides[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), a));
-  }
-  if (PyErr_Occurred())
-    throw py::error_already_set();
+  t.data = tt.data;
+  t.sizes = std::move(tt.sizes);
+  t.strides = std::move(tt.strides);
   return true;
 }
 
@@ -364,7 +323,7 @@ void pushArg(tilejit::Args &pack, std::vector<std::unique_ptr<Held>> &held, PyOb
   if (p.tensor) {
     auto h = std::make_unique<Held>();
     TensorArg t;
-    if (!fromTorch(o, i, p, t) && !fromBuffer(o, i, p, *h, t) && !fromDLPack(o, i, p, *h, t))
+    if (!fromBuffer(o, i, p, *h, t) && !fromTorch(o, i, p, t) && !fromDLPack(o, i, p, *h, t))
       raise(exc.typeError, argName(i, p) + " is a tensor gm<" +
                                std::string(tilejit::rt::elemTypeName(p.type)) + "> of rank " +
                                std::to_string(p.rank) + "; given " + typeName(o) +
