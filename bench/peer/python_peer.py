@@ -21,10 +21,11 @@ Setups:
 """
 import importlib
 import json
-import os
 import pkgutil
 import sys
 import time
+
+from peer_protocol import Unavailable, serve, settings
 
 try:
     import numpy as np
@@ -70,10 +71,6 @@ def register_ops():
     if failed:
         note += " (failed: " + "; ".join(failed) + ")"
     return note
-
-
-class Unavailable(Exception):
-    """The case's Python side does not exist (yet)."""
 
 
 NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "u8": np.uint8,
@@ -186,95 +183,47 @@ class TorchOp:
         return time.perf_counter() - t
 
 
-_flush = None
-
-
-def flush_cache(nbytes):
-    """Reads `nbytes` of a buffer of this process's own (in parallel where PyTorch is
-    there), untimed, so that the next call finds its data in memory, not in the cache, and
-    this process's OpenMP workers awake, as the benchmark's own calls find them after its
-    flush."""
-    global _flush
-    if nbytes <= 0:
-        return
-    if torch is not None:
-        if _flush is None or _flush.numel() != nbytes // 4:
-            _flush = torch.ones(nbytes // 4, dtype=torch.int32)
-        _flush.sum()
-    else:
-        if _flush is None or _flush.size != nbytes // 4:
-            _flush = np.ones(nbytes // 4, dtype=np.int32)
-        _flush.sum()
-
-
 CASES = {"launch": Launch, "torch-op": TorchOp}
 OPS_NOTE = ""
 
 
-def main():
+def hello(msg):
     global OPS_NOTE
-    current = None
-    for line in sys.stdin:
+    threads = int(msg.get("threads", 1))
+    OPS_NOTE = register_ops()
+    ops = []
+    if torch is not None:
+        torch.set_num_threads(threads)
         try:
-            msg = json.loads(line)
-            op = msg.get("op")
-            if op == "quit":
-                break
-            if op == "hello":
-                threads = int(msg.get("threads", 1))
-                OPS_NOTE = register_ops()
-                ops = []
-                if torch is not None:
-                    torch.set_num_threads(threads)
-                    try:
-                        ops = sorted(
-                            n.split("::", 1)[1]
-                            for n in torch._C._dispatch_get_registrations_for_dispatch_key("CPU")
-                            if n.startswith("tilejit::"))
-                    except Exception:  # noqa: BLE001 - a private API: the list is informative
-                        ops = []
-                answer = {
-                    "ok": True,
-                    "tilejit": tilejit.version(),
-                    "python": sys.version.split()[0],
-                    "numpy": np.__version__,
-                    "torch": torch.__version__ if torch is not None else None,
-                    "ops": ops,
-                    "ops_note": OPS_NOTE,
-                    "threads": threads,
-                    "settings": {
-                        k: os.environ[k]
-                        for k in sorted(os.environ)
-                        if k.startswith("MALLOC_") or k.endswith("_NUM_THREADS")
-                        or k == "OMP_WAIT_POLICY"
-                    },
-                }
-            elif op == "setup":
-                current = None
-                current = CASES[msg["case"]](msg)
-                answer = {"ok": True, "note": current.note, "key": current.key}
-                if current.max_abs_diff is not None:
-                    answer["max_abs_diff"] = current.max_abs_diff
-            elif op == "run":
-                if current is None:
-                    raise RuntimeError("no case set up")
-                flush_cache(int(msg.get("flush", 0)))
-                if isinstance(current, TorchOp):
-                    s = current.timed()
-                else:
-                    s = current()
-                answer = {"ok": True, "s": s}
-            elif op == "reset":
-                current = None
-                answer = {"ok": True}
-            else:
-                answer = {"ok": False, "error": f"unknown op {op}"}
-        except Unavailable as e:
-            answer = {"ok": False, "unavailable": True, "error": str(e)}
-        except Exception as e:  # noqa: BLE001 - reported to the benchmark
-            answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(answer), flush=True)
+            ops = sorted(
+                n.split("::", 1)[1]
+                for n in torch._C._dispatch_get_registrations_for_dispatch_key("CPU")
+                if n.startswith("tilejit::"))
+        except Exception:  # noqa: BLE001 - a private API: the list is informative
+            ops = []
+    return {
+        "tilejit": tilejit.version(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "torch": torch.__version__ if torch is not None else None,
+        "ops": ops,
+        "ops_note": OPS_NOTE,
+        "threads": threads,
+        "settings": settings(),
+    }
+
+
+def setup(msg):
+    case = CASES[msg["case"]](msg)
+    fields = {"note": case.note, "key": case.key}
+    if case.max_abs_diff is not None:
+        fields["max_abs_diff"] = case.max_abs_diff
+    return case, fields
+
+
+def run(case):
+    return case.timed() if isinstance(case, TorchOp) else case()
 
 
 if __name__ == "__main__":
-    main()
+    serve(hello, setup, run)

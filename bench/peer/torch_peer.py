@@ -27,6 +27,8 @@ import os
 import sys
 import time
 
+from peer_protocol import serve, settings
+
 try:
     import numpy as np
     import torch
@@ -60,22 +62,6 @@ def load(path, dtype, shape):
     else:
         raise ValueError(f"dtype {dtype}")
     return t.reshape(shape)
-
-
-_flush = None
-
-
-def flush_cache(nbytes):
-    """Reads `nbytes` of a buffer of this process's own (a parallel read through PyTorch's
-    OpenMP pool, untimed), so that the next call finds its data in memory, not in the
-    cache, and this process's workers are awake, as the benchmark's own calls find them
-    after its flush."""
-    global _flush
-    if nbytes <= 0:
-        return
-    if _flush is None or _flush.numel() * 4 != nbytes // 4 * 4:
-        _flush = torch.ones(nbytes // 4, dtype=torch.int32)
-    _flush.sum()
 
 
 def half_dtype(name):
@@ -199,58 +185,36 @@ class Fag:
 CASES = {"ifa": Ifa, "scatter": Scatter, "gather": Gather, "fag": Fag}
 
 
-def main():
-    current = None
-    for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-            op = msg.get("op")
-            if op == "quit":
-                break
-            if op == "hello":
-                threads = int(msg.get("threads", 1))
-                torch.set_num_threads(threads)
-                answer = {
-                    "ok": True,
-                    "torch": torch.__version__,
-                    "threads": torch.get_num_threads(),
-                    "blas": blas_library(),
-                    "mkldnn": bool(torch.backends.mkldnn.is_available()),
-                    "cpu_capability": torch.backends.cpu.get_cpu_capability()
-                    if hasattr(torch.backends, "cpu")
-                    else "unknown",
-                    "settings": {
-                        k: os.environ[k]
-                        for k in sorted(os.environ)
-                        if k.startswith("MALLOC_") or k.endswith("_NUM_THREADS")
-                    },
-                    "grad": "torch.no_grad() except for the backward case",
-                }
-            elif op == "setup":
-                current = None
-                with torch.no_grad() if msg["case"] != "fag" else torch.enable_grad():
-                    current = CASES[msg["case"]](msg)
-                answer = {"ok": True, "note": current.note}
-                if current.max_abs_diff is not None:
-                    answer["max_abs_diff"] = current.max_abs_diff
-            elif op == "run":
-                if current is None:
-                    raise RuntimeError("no case set up")
-                flush_cache(int(msg.get("flush", 0)))
-                with torch.no_grad() if not isinstance(current, Fag) else torch.enable_grad():
-                    t = time.perf_counter()
-                    current()
-                    s = time.perf_counter() - t
-                answer = {"ok": True, "s": s}
-            elif op == "reset":
-                current = None
-                answer = {"ok": True}
-            else:
-                answer = {"ok": False, "error": f"unknown op {op}"}
-        except Exception as e:  # noqa: BLE001 - reported to the benchmark
-            answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(answer), flush=True)
+def hello(msg):
+    torch.set_num_threads(int(msg.get("threads", 1)))
+    return {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "blas": blas_library(),
+        "mkldnn": bool(torch.backends.mkldnn.is_available()),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability()
+        if hasattr(torch.backends, "cpu")
+        else "unknown",
+        "settings": settings(),
+        "grad": "torch.no_grad() except for the backward case",
+    }
+
+
+def setup(msg):
+    with torch.no_grad() if msg["case"] != "fag" else torch.enable_grad():
+        case = CASES[msg["case"]](msg)
+    fields = {"note": case.note}
+    if case.max_abs_diff is not None:
+        fields["max_abs_diff"] = case.max_abs_diff
+    return case, fields
+
+
+def run(case):
+    with torch.no_grad() if not isinstance(case, Fag) else torch.enable_grad():
+        t = time.perf_counter()
+        case()
+        return time.perf_counter() - t
 
 
 if __name__ == "__main__":
-    main()
+    serve(hello, setup, run)
