@@ -85,8 +85,6 @@ public:
   const std::string &error() const { return error_; }
   /// The error's kind (None on success).
   ErrorKind errorKind() const { return kind_; }
-  /// The error as a Status (success when there is a value).
-  Status status() const { return value_ ? Status() : Status::error(error_, kind_); }
 
 private:
   std::optional<T> value_;
