@@ -801,6 +801,10 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
   if (!user || user->kind() != OpKind::Store || user->attrs().hasMask ||
       user->parentBlock() != fused.parentBlock())
     return nullptr;
+  // resolve-overlap found the value reads the region being written, shifted:
+  // it is computed into its buffer first, whole, then stored.
+  if (user->attrs().overlap == ir::Overlap::Buffered)
+    return nullptr;
   unsigned rank = user->operand(0)->type().rank();
   if (user->operand(1 + rank) != r)
     return nullptr;
@@ -829,6 +833,56 @@ const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
     for (size_t i = first; i < last; ++i)
       emitOp(*ops[i]);
   return user;
+}
+
+bool CodeGen::emitScalarEarly(const ir::Value *v) {
+  if (scalars_.count(v))
+    return true;
+  const ir::Op *d = v->definingOp();
+  if (!d || d->numBlocks() || d->numResults() != 1 || !v->type().isScalar())
+    return false;
+  switch (d->kind()) {
+  case OpKind::Constant:
+  case OpKind::ConstParam:
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+  case OpKind::Dim:
+  case OpKind::Stride:
+    break;
+  default:
+    if (!ir::isElementwise(d->kind()))
+      return false; // memory (load_scalar) or control: not here
+  }
+  for (const ir::Value *o : d->operands())
+    if (!o->type().isTensor() && !emitScalarEarly(o))
+      return false;
+  emitOp(*d);
+  return true;
+}
+
+llvm::Value *CodeGen::regionsApart(const ir::Op &load, const ir::Op &store) {
+  unsigned rank = load.operand(0)->type().rank();
+  for (unsigned d = 0; d < rank; ++d)
+    if (!emitScalarEarly(store.operand(1 + d)))
+      return nullptr;
+  const ir::Type &lt = load.result()->type(), &st = store.operand(1 + rank)->type();
+  auto extents = [&](const ir::Type &tile) {
+    std::vector<int64_t> e(rank, 1);
+    for (unsigned d = 0; d < tile.rank(); ++d)
+      e[rank - tile.rank() + d] = tile.shape()[d];
+    return e;
+  };
+  std::vector<int64_t> le = extents(lt), se = extents(st);
+  // Used only where both tiles lie inside the tensor (the fast paths), so
+  // no sum below wraps.
+  llvm::Value *apart = b_.getFalse(), *same = b_.getInt1(lt.shape() == st.shape());
+  for (unsigned d = 0; d < rank; ++d) {
+    llvm::Value *l = scalar(load.operand(1 + d)), *s = scalar(store.operand(1 + d));
+    apart = b_.CreateOr(apart, b_.CreateICmpSLE(b_.CreateAdd(l, i64(le[d])), s));
+    apart = b_.CreateOr(apart, b_.CreateICmpSLE(b_.CreateAdd(s, i64(se[d])), l));
+    same = b_.CreateAnd(same, b_.CreateICmpEQ(l, s));
+  }
+  return b_.CreateOr(apart, same, "regions.apart");
 }
 
 llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask how) {
@@ -1105,9 +1159,32 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // store is done; otherwise both take their own paths through the buffer.
   const ir::Op *copyTo = isLoad && !mask && !forwardLoad ? forwardableStore(op) : nullptr;
 
+  // A store of the same tensor that this load feeds (as its value, or
+  // through the fused loop reading it in place) with offsets not known at
+  // compile time (overlap = checked): the fast path reads in place only when
+  // the two regions are apart or the same; otherwise the load goes through
+  // its buffer, whole, before anything is written.
+  llvm::Value *apart = nullptr;
+  const ir::Op *checkedStore = copyTo;
+  if (forwardLoad && user->kind() == OpKind::Fused)
+    checkedStore = useCounts_.lookup(user->result()) == 1 ? singleUser_.lookup(user->result())
+                                                          : nullptr;
+  if (checkedStore && checkedStore->kind() == OpKind::Store &&
+      checkedStore->operand(0) == op.operand(0) &&
+      checkedStore->attrs().overlap == ir::Overlap::Checked) {
+    apart = regionsApart(op, *checkedStore);
+    setLocation(op.loc());
+    if (!apart) { // the store's offsets are not computable here
+      forwardLoad = false;
+      copyTo = nullptr;
+    }
+  }
+
   // Fast path: the whole tile is inside the tensor, the innermost axis is
   // contiguous and nothing is masked: one memcpy per tile row.
   llvm::Value *inBounds = mask ? b_.getFalse() : tileInBounds(t, off, shape);
+  if (apart)
+    inBounds = b_.CreateAnd(inBounds, apart);
   llvm::Value *copyBase = nullptr;
   const TensorInfo *copyDst = nullptr;
   if (copyTo) {

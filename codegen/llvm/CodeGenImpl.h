@@ -339,8 +339,18 @@ public:
   bool writesBetween(const ir::Op &from, const ir::Op &to);
   /// Where a fused loop reads input `v` / writes result `v`.
   Forwarded accessOf(const ir::Value *v);
+  /// Emits the pure scalar ops that compute `v` now, if they are not yet
+  /// (they are emitted again where they stand; LLVM folds the duplicates);
+  /// false when `v` needs anything else (a load_scalar, a loop's value).
+  bool emitScalarEarly(const ir::Value *v);
+  /// For a store with `overlap = checked` fed by `load` (same tensor): the
+  /// run-time test that the two regions are apart along some axis or are the
+  /// same region of the same shape; null when the store's offsets cannot be
+  /// computed at the load.
+  llvm::Value *regionsApart(const ir::Op &load, const ir::Op &store);
   /// If the op after `fused` (a fused loop or a load; ignoring pure scalar
-  /// ops) is an unmasked store of its result, returns that store.
+  /// ops) is an unmasked store of its result, returns that store (not one
+  /// whose overlap is `buffered`).
   const ir::Op *forwardableStore(const ir::Op &fused);
   llvm::DenseMap<const ir::Value *, TensorInfo> tensors_;
   bool failed_ = false;

@@ -5,6 +5,7 @@
 #include "codegen/passes/FuseElementwise.h"
 #include "codegen/passes/InsertBoundsChecks.h"
 #include "codegen/passes/PlanBuffers.h"
+#include "codegen/passes/ResolveOverlap.h"
 #include "codegen/passes/Specialize.h"
 #include "dsl/ir/Verifier.h"
 

@@ -130,6 +130,21 @@ const char *reduceKindName(ReduceKind k) {
   return names[static_cast<unsigned>(k)];
 }
 
+const char *overlapName(Overlap o) {
+  static const char *const names[] = {"none", "disjoint", "in_place", "buffered", "checked"};
+  return names[static_cast<unsigned>(o)];
+}
+
+bool parseOverlap(const std::string &name, Overlap &out) {
+  for (Overlap o : {Overlap::None, Overlap::Disjoint, Overlap::InPlace, Overlap::Buffered,
+                    Overlap::Checked})
+    if (name == overlapName(o)) {
+      out = o;
+      return true;
+    }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Ops and blocks
 //===----------------------------------------------------------------------===//

@@ -114,8 +114,22 @@
 ///               result[i] = tensor[off + i] when in bounds and mask[i], else
 ///               `other` (attribute, default 0).
 /// - `store`     (tensor, offsets[rank], value tile, [mask tile]); hasMask,
-///               stream (write around the caches where the tile is whole);
-///               no result. Writes the in-bounds, unmasked elements.
+///               stream (write around the caches where the tile is whole),
+///               overlap; no result. Writes the in-bounds, unmasked
+///               elements. The value is the whole tile as its ops computed
+///               it, even where they read the region being written (value
+///               semantics). `overlap` (set by resolve-overlap) says how the
+///               region relates to those of the same tensor read by the
+///               loads that feed the value directly (the value itself, or an
+///               input of the `fused` op that computes it), and so whether
+///               the value may be read and written in place, in one pass:
+///               `disjoint` (provably apart) and `in_place` (provably the
+///               same region, read element by element before it is written)
+///               may; `buffered` (they may overlap otherwise) goes through
+///               the value's buffer, whole, before the store writes;
+///               `checked` (offsets not known) compares the regions at run
+///               time and takes the buffered way when they overlap unless
+///               they are the same. No attribute: no such load.
 /// - `gather`    (tensor, indices[rank] (i32/i64 tiles of the result's
 ///               shape), [mask]); other, hasMask; tile.
 ///               result[i] = tensor[idx0[i], idx1[i], ...] if in bounds and
@@ -290,6 +304,13 @@ inline bool isFloatMath(OpKind k) {
 }
 
 enum class CmpPredicate : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+/// A store's region against the same tensor's loads that feed its value
+/// (see `store` above).
+enum class Overlap : uint8_t { None, Disjoint, InPlace, Buffered, Checked };
+/// Printed name: "disjoint", "in_place", "buffered", "checked" ("none").
+const char *overlapName(Overlap o);
+/// Parses a printed name; returns false if unknown.
+bool parseOverlap(const std::string &name, Overlap &out);
 enum class ReduceKind : uint8_t { Sum, Max, Min };
 const char *predicateName(CmpPredicate p);
 const char *reduceKindName(ReduceKind k);
@@ -345,6 +366,7 @@ struct OpAttrs {
   bool cached = false;        ///< load: the data is in cache; consumers read
                               ///< it in place (no bulk copy into the buffer)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
+  Overlap overlap = Overlap::None; ///< store: against the loads feeding it
   std::vector<int64_t> extent; ///< prefetch: the region's tile shape;
                                ///< check_bounds: the access's region
   std::string name;           ///< const_param; check_bounds: the access

@@ -649,6 +649,10 @@ private:
       } else if (name == "axis") {
         if (!parseInt(a.axis))
           return false;
+      } else if (name == "overlap") {
+        if (tok_.kind != Tok::Ident || !parseOverlap(tok_.text, a.overlap))
+          return errorHere("expected disjoint, in_place, buffered or checked");
+        advance();
       } else if (name == "extent") {
         if (!expectPunct("["))
           return false;

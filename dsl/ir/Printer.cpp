@@ -147,6 +147,8 @@ private:
         parts.push_back("stream");
       if (a.cached)
         parts.push_back("cached");
+      if (a.overlap != Overlap::None)
+        parts.push_back(std::string("overlap = ") + overlapName(a.overlap));
       break;
     case OpKind::LoadScalar:
       if (a.floatValue != 0)
