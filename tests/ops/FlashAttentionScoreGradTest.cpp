@@ -360,11 +360,19 @@ std::vector<Scenario> scenarios() {
     add("S15DvOne", v);
   }
 
-  // 17. T2 = 0 with T1 > 0: dq = 0, dθ = 0.
+  // 17. T2 = 0 with T1 > 0: dq = 0, dθ = 0. And section 7 rule 17: T1 = 0
+  // with T2 > 0 succeeds with dk = dv = 0 and dθ = 0 (the reference's zeros
+  // are compared exactly), in one batch and in two (GQA, f16).
   {
     fag::Config c = base(f32, {6}, {0});
     c.sink = true;
     add("S17NoKeys", c);
+    fag::Config q = base(f32, {0}, {6});
+    q.sink = true;
+    add("S17NoQueries", q);
+    fag::Config g = base(f16, {0, 0}, {3, 7}, 4, 2, 32);
+    g.sink = true;
+    add("S17NoQueriesTwoBatchesGqa", g);
   }
 
   // 20. Non-contiguous strided views of everything.

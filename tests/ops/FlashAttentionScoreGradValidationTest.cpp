@@ -1622,13 +1622,40 @@ TEST(FlashAttentionScoreGradValidation, Rule17NoQueryTokensIsNotEmpty) {
   EXPECT_EQ(p.t1, 0);
   EXPECT_EQ(p.b, 1);
   EXPECT_EQ(p.sqMax, 0);
-  // Through the C API it gets past validation (the launch is someone
-  // else's: success or the not-yet-implemented launch, never 161xxx).
+  // Through the C API: success in both phases, and what the rule says
+  // must happen: dk = dv = 0 and dθ = 0 (no query row sees a key), every
+  // element written (the sentinel is gone). dq has no elements.
+  c.sinkIn = make(DataType::Float, {c.n1});
+  c.dsinkOut = make(DataType::Float, {c.n1});
   c.fillOutputs();
   Case::Result r = c.call();
-  EXPECT_TRUE(r.rc == 0 || r.rc == ACLNN_ERR_INNER) << r.rc << " " << r.message;
-  if (r.executor)
-    aclDestroyAclOpExecutor(r.executor);
+  ASSERT_EQ(r.rc, 0) << r.message;
+  ASSERT_NE(r.executor, nullptr);
+  std::vector<unsigned char> workspace(std::max<uint64_t>(r.workspaceSize, 1));
+  ASSERT_EQ(aclnnFlashAttentionUnpaddingScoreGradV5(workspace.data(), r.workspaceSize,
+                                                    r.executor, nullptr),
+            0)
+      << aclGetRecentErrMsg();
+  auto expectZeros = [](const Tensor &t, const char *name) {
+    const int64_t n = runtime::shapeNumel(t.shape);
+    ASSERT_GT(n, 0) << name;
+    for (int64_t i = 0; i < n; ++i) {
+      double x;
+      if (t.dtype == DataType::Float16) {
+        uint16_t h;
+        std::memcpy(&h, t.bytes.data() + 2 * i, 2);
+        x = runtime::halfBitsToFloat(h);
+      } else {
+        float f;
+        std::memcpy(&f, t.bytes.data() + 4 * i, 4);
+        x = f;
+      }
+      ASSERT_EQ(x, 0.0) << name << "[" << i << "]";
+    }
+  };
+  expectZeros(*c.dkOut, "dk");
+  expectZeros(*c.dvOut, "dv");
+  expectZeros(*c.dsinkOut, "dsink");
 }
 
 TEST(FlashAttentionScoreGradValidation, NoKvTokensPasses) {
