@@ -147,6 +147,54 @@ void CodeGen::copyBuffer(const ir::Value *from, const ir::Value *to) {
   emitInlineCopy(bufferOf(to), bufferOf(from), bytes);
 }
 
+void CodeGen::copyBuffersInParallel(
+    const std::vector<std::pair<const ir::Value *, const ir::Value *>> &moves) {
+  // A move reads a buffer (its byte range, or a stack temporary) into one.
+  struct Move {
+    int64_t from, to, bytes;
+    llvm::Value *src; ///< where it reads: its buffer, or a temporary
+    bool fromTemp;
+  };
+  std::vector<Move> pending;
+  for (const auto &[from, to] : moves) {
+    if (from->bufferOffset() == to->bufferOffset())
+      continue;
+    int64_t bytes = from->type().numElements() * ir::byteWidth(from->type().elem());
+    pending.push_back({from->bufferOffset(), to->bufferOffset(), bytes, nullptr, false});
+  }
+  auto clobbers = [](const Move &w, const Move &r) { // w writes what r still reads
+    return !r.fromTemp && w.to < r.from + r.bytes && r.from < w.to + w.bytes;
+  };
+  while (!pending.empty()) {
+    size_t pick = pending.size();
+    for (size_t i = 0; i < pending.size() && pick == pending.size(); ++i) {
+      bool free = true;
+      for (size_t j = 0; j < pending.size(); ++j)
+        free = free && (j == i || !clobbers(pending[i], pending[j]));
+      if (free)
+        pick = i;
+    }
+    if (pick == pending.size()) {
+      // A cycle (a swap): the first move's source goes to a temporary, and
+      // every move reading it reads the temporary.
+      Move &m = pending.front();
+      llvm::Value *tmp = allocaEntry(b_.getInt8Ty(), static_cast<uint64_t>(m.bytes));
+      emitInlineCopy(tmp, b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.from)), m.bytes);
+      int64_t from = m.from;
+      for (Move &o : pending)
+        if (!o.fromTemp && o.from == from) {
+          o.src = tmp;
+          o.fromTemp = true;
+        }
+      continue;
+    }
+    const Move &m = pending[pick];
+    llvm::Value *src = m.fromTemp ? m.src : b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.from));
+    emitInlineCopy(b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.to)), src, m.bytes);
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+}
+
 void CodeGen::emitInlineCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes) {
   // Vector moves, no library call: a call costs more than a short copy,
   // and in a kernel with AMX tiles it also reloads the tile configuration.
@@ -629,11 +677,23 @@ void CodeGen::emitFor(const ir::Op &op) {
   const ir::Block &body = *op.block(0);
   unsigned n = op.numResults();
   // Tile iteration values start in their block arguments' buffers.
+  std::vector<std::pair<const ir::Value *, const ir::Value *>> moves;
   for (unsigned i = 0; i < n; ++i)
     if (op.result(i)->type().isTile())
-      copyBuffer(op.operand(3 + i), body.argument(1 + i));
+      moves.push_back({op.operand(3 + i), body.argument(1 + i)});
+  copyBuffersInParallel(moves);
   llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)),
               *step = scalar(op.operand(2));
+  // The trip count, without overflow: ub > lb and step > 0 ?
+  // (ub - lb - 1) / step + 1 : 0, in unsigned arithmetic (the difference of
+  // two i64 values fits in u64). The loop counts iterations, so that iv
+  // never has to step past ub (near INT64_MAX it would wrap).
+  llvm::Value *runs = b_.CreateAnd(b_.CreateICmpSGT(ub, lb), b_.CreateICmpSGT(step, i64(0)));
+  llvm::Value *safeStep = b_.CreateSelect(b_.CreateICmpSGT(step, i64(0)), step, i64(1));
+  llvm::Value *trips = b_.CreateSelect(
+      runs,
+      b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(b_.CreateSub(ub, lb), i64(1)), safeStep), i64(1)),
+      i64(0), "trips");
   // The preheader: a block of its own, so that work hoisted out of the
   // loop (atPreheader) can be appended to it later.
   auto *pre = llvm::BasicBlock::Create(ctx_, "for.pre", fn_);
@@ -646,6 +706,8 @@ void CodeGen::emitFor(const ir::Op &op) {
   b_.SetInsertPoint(header);
   llvm::PHINode *iv = b_.CreatePHI(b_.getInt64Ty(), 2, "iv");
   iv->addIncoming(lb, pre);
+  llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+  k->addIncoming(i64(0), pre);
   std::vector<llvm::PHINode *> phis(n, nullptr);
   for (unsigned i = 0; i < n; ++i)
     if (!op.result(i)->type().isTile()) {
@@ -653,22 +715,25 @@ void CodeGen::emitFor(const ir::Op &op) {
       phis[i]->addIncoming(scalar(op.operand(3 + i)), pre);
       scalars_[body.argument(1 + i)] = phis[i];
     }
-  llvm::Value *cond = b_.CreateAnd(b_.CreateICmpSLT(iv, ub),
-                                   b_.CreateICmpSGT(step, i64(0)));
-  b_.CreateCondBr(cond, bodyBB, exit);
+  b_.CreateCondBr(b_.CreateICmpULT(k, trips), bodyBB, exit);
   b_.SetInsertPoint(bodyBB);
   scalars_[body.argument(0)] = iv;
   loops_.push_back({&op, pre, header});
   emitBlock(body);
   loops_.pop_back();
+  // The yield assigns every iteration value at once (`yield %b, %a` swaps).
   const ir::Op *y = body.terminator();
+  moves.clear();
   for (unsigned i = 0; i < n; ++i) {
     if (op.result(i)->type().isTile())
-      copyBuffer(y->operand(i), body.argument(1 + i));
+      moves.push_back({y->operand(i), body.argument(1 + i)});
     else
       phis[i]->addIncoming(scalar(y->operand(i)), b_.GetInsertBlock());
   }
+  copyBuffersInParallel(moves);
+  // iv + step wraps only after the last iteration, where it is not used.
   iv->addIncoming(b_.CreateAdd(iv, step), b_.GetInsertBlock());
+  k->addIncoming(b_.CreateAdd(k, i64(1), "", /*HasNUW=*/true), b_.GetInsertBlock());
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   for (unsigned i = 0; i < n; ++i) {
@@ -717,13 +782,16 @@ void CodeGen::emitIf(const ir::Op &op) {
     b_.SetInsertPoint(bi == 0 ? thenBB : elseBB);
     const ir::Block &blk = *op.block(bi);
     emitBlock(blk);
-    if (const ir::Op *y = blk.terminator())
+    if (const ir::Op *y = blk.terminator()) {
+      std::vector<std::pair<const ir::Value *, const ir::Value *>> moves;
       for (unsigned i = 0; i < op.numResults(); ++i) {
         if (op.result(i)->type().isTile())
-          copyBuffer(y->operand(i), op.result(i));
+          moves.push_back({y->operand(i), op.result(i)});
         else
           incoming[bi].push_back({scalar(y->operand(i)), b_.GetInsertBlock()});
       }
+      copyBuffersInParallel(moves);
+    }
     b_.CreateBr(join);
   }
   b_.SetInsertPoint(join);

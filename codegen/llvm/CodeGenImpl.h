@@ -77,6 +77,11 @@ public:
     return b_.CreateGEP(memType(k), base, idx);
   }
   void copyBuffer(const ir::Value *from, const ir::Value *to);
+  /// Copies each (from, to) pair's buffer as one parallel assignment: every
+  /// source is read before any destination that overlaps it is written (a
+  /// cycle, such as a swap, goes through a stack temporary).
+  void copyBuffersInParallel(
+      const std::vector<std::pair<const ir::Value *, const ir::Value *>> &moves);
   /// A lane mask with the first `n` of `lanes` lanes set.
   llvm::Value *prefixMask(unsigned n, unsigned lanes);
 

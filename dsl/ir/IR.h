@@ -167,10 +167,14 @@
 /// - `for`   (lb, ub, step, inits...); ; results = final iteration values.
 ///           One block with arguments (iv: i64, iters...) ending in `yield`
 ///           of the next iteration values. Runs for iv = lb, lb+step, ...
-///           while iv < ub (step > 0; a step <= 0 runs zero iterations).
+///           while iv < ub (step > 0; a step <= 0 runs zero iterations):
+///           ub > lb ? (ub - lb - 1) / step + 1 : 0 iterations, counted
+///           without overflow (iv never steps past ub). The yield is a
+///           parallel assignment: every next value is read before any
+///           iteration value is replaced (`yield %b, %a` swaps a and b).
 /// - `if`    (cond i1); ; results. Two blocks (then, else), no arguments, each
 ///           ending in `yield` of the results (an empty else block is legal
-///           when there are no results).
+///           when there are no results). Its yield too assigns in parallel.
 /// - `yield` (values...); terminates a block of for/if/fused and the grid.
 ///
 //===----------------------------------------------------------------------===//
