@@ -819,7 +819,9 @@ llvm::Value *CodeGen::tileInBounds(const TensorInfo &t,
   for (unsigned d = 0; d < rank; ++d) {
     int64_t ext = d < lead ? 1 : shape[d - lead];
     in = b_.CreateAnd(in, b_.CreateICmpSGE(off[d], i64(0)));
-    in = b_.CreateAnd(in, b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(ext)), t.sizes[d]));
+    // off + ext <= size, as off <= size - ext: no wrap for an offset near
+    // INT64_MAX (a size is at least 0).
+    in = b_.CreateAnd(in, b_.CreateICmpSLE(off[d], b_.CreateSub(t.sizes[d], i64(ext))));
   }
   return b_.CreateAnd(in, b_.CreateICmpEQ(t.strides[rank - 1], i64(1)));
 }
