@@ -1,0 +1,405 @@
+//===- ValueSemanticsTest.cpp - Stores, copies and loop-carried tiles -----===//
+//
+// docs/dsl.md: a store whose value reads the tensor it writes behaves as if
+// the whole value were read first, for any overlap; `let` binds a value that
+// a later assignment to its variable never changes (a loop's yield and an
+// if's are parallel assignments); debug mode checks every access, its value
+// used or not; a loop's trip count is computed without overflow. Each case
+// runs at both vector widths and in debug mode, against a plain C++ loop over
+// a copy of the input.
+//
+//===----------------------------------------------------------------------===//
+#include "tests/e2e/TargetLevels.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace tilejit;
+using tilejit::test_support::levels;
+
+namespace {
+
+const char *kSource = R"(
+kernel shift1(x: gm<f32>[N]) grid(1) {
+  store(x, [1], load(x, [0], [32]) * 2.0);
+}
+kernel shift2(x: gm<f32>[M, N]) grid(1) {
+  store(x, [1, 0], load(x, [0, 0], [4, 8]) + 100.0);
+}
+kernel copy2(x: gm<f32>[M, N]) grid(1) {
+  store(x, [1, 0], load(x, [0, 0], [4, 8]));
+}
+kernel runtime1(x: gm<f32>[N], a: i64, b: i64) grid(1) {
+  store(x, [b], load(x, [a], [32]) * 2.0);
+}
+kernel runtime1c(x: gm<f32>[N], a: i64, b: i64) grid(1) {
+  let t = load(x, [a], [32]);
+  let o = b * 2 - 1;
+  store(x, [o], t + 1.0);
+}
+kernel runtime2(x: gm<f32>[M, N], a: i64, b: i64) grid(1) {
+  store(x, [b, 0], load(x, [a, 0], [4, 8]));
+}
+kernel rowbcast(x: gm<f32>[M, N]) grid(1) {
+  store(x, [0, 0], load(x, [0, 0], [4, 8]) - load(x, [0, 0], [1, 8]));
+}
+kernel inplace(x: gm<f32>[N]) grid(cdiv(N, 32)) {
+  let i = program_id(0) * 32;
+  store(x, [i], load(x, [i], [32]) * 2.0 + 1.0);
+}
+kernel carried(x: gm<f32>[N], out: gm<f32>[2, 4]) grid(1) {
+  var cur = zeros<f32>([4]);
+  var prev = zeros<f32>([4]);
+  for c in 0 .. N step 4 {
+    let old = cur;
+    cur = load(x, [c], [4]);
+    prev = old;
+  }
+  store(out, [0, 0], prev);
+  store(out, [1, 0], cur);
+}
+kernel swapfor(x: gm<f32>[8], out: gm<f32>[2, 4], n: i64) grid(1) {
+  var a = load(x, [0], [4]);
+  var b = load(x, [4], [4]);
+  for c in 0 .. n {
+    let t = a;
+    a = b;
+    b = t;
+  }
+  store(out, [0, 0], a);
+  store(out, [1, 0], b);
+}
+kernel swapif(x: gm<f32>[8], out: gm<f32>[2, 4], flag: i64) grid(1) {
+  var a = load(x, [0], [4]);
+  var b = load(x, [4], [4]);
+  if flag != 0 {
+    let t = a;
+    a = b;
+    b = t;
+  }
+  store(out, [0, 0], a);
+  store(out, [1, 0], b);
+}
+kernel unused(x: gm<f32>[N], y: gm<f32>[N], mode: i64, at: i64) grid(1) {
+  if mode == 0 {
+    let t = load(x, [at], [4]);
+  }
+  if mode == 1 {
+    let s = x[at];
+  }
+  y[0] = 1.0;
+}
+kernel trips(out: gm<i64>[1], lo: i64, hi: i64, st: i64) grid(1) {
+  var n: i64 = 0;
+  for i in lo .. hi step st {
+    n = n + 1;
+  }
+  out[0] = n;
+}
+)";
+
+jit::KernelSource &source() {
+  static jit::KernelSource src("values.tile", kSource);
+  return src;
+}
+
+struct Mode {
+  jit::TargetLevel level;
+  bool debug;
+  std::string name() const {
+    return std::string(level == jit::TargetLevel::Avx2 ? "avx2" : "avx512") +
+           (debug ? " debug" : "");
+  }
+};
+
+/// Every target level the host runs, each with and without debug mode.
+std::vector<Mode> modes() {
+  std::vector<Mode> out;
+  for (jit::TargetLevel l : levels())
+    for (bool d : {false, true})
+      out.push_back({l, d});
+  return out;
+}
+
+/// Launches `kernel` in `mode`; returns the launch's error text ("" when
+/// it succeeded).
+std::string launch(const Mode &mode, const char *kernel, rt::ArgPack &args) {
+  auto c = jit::Compiler::instance(mode.level);
+  if (!c)
+    return llvm::toString(c.takeError());
+  jit::CompileOptions options;
+  options.debug = mode.debug;
+  auto k = c->get(source(), kernel, {}, options);
+  if (!k)
+    return "compile: " + llvm::toString(k.takeError());
+  if (llvm::Error err = k->kernel->launch(args))
+    return llvm::toString(std::move(err));
+  return "";
+}
+
+std::vector<float> iotaFrom1(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(i + 1);
+  return v;
+}
+
+/// `dst[b + i] = f(src[a + i])` for i in [0, len), read from a copy of the
+/// tensor first (value semantics); indices outside [0, n) read 0 and are not
+/// written.
+template <class F>
+std::vector<float> shiftedReference(std::vector<float> x, int64_t a, int64_t b, int64_t len,
+                                    F f) {
+  const std::vector<float> before = x;
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (int64_t i = 0; i < len; ++i) {
+    float v = a + i >= 0 && a + i < n ? before[static_cast<size_t>(a + i)] : 0.0f;
+    if (b + i >= 0 && b + i < n)
+      x[static_cast<size_t>(b + i)] = f(v);
+  }
+  return x;
+}
+
+/// Rows [a, a + 4) of an R x 8 tensor to rows [b, b + 4), through a copy.
+template <class F>
+std::vector<float> shiftedRowsReference(std::vector<float> x, int64_t rows, int64_t a, int64_t b,
+                                        F f) {
+  const std::vector<float> before = x;
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 8; ++c) {
+      float v = a + r >= 0 && a + r < rows ? before[static_cast<size_t>((a + r) * 8 + c)] : 0.0f;
+      if (b + r >= 0 && b + r < rows)
+        x[static_cast<size_t>((b + r) * 8 + c)] = f(v);
+    }
+  return x;
+}
+
+} // namespace
+
+TEST(ValueSemantics, FusedStoreOntoItsSourceShifted) {
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<float> x = iotaFrom1(40);
+    auto want = shiftedReference(x, 0, 1, 32, [](float v) { return v * 2.0f; });
+    rt::ArgPack args;
+    args.tensor(x.data(), {40});
+    ASSERT_EQ(launch(m, "shift1", args), "");
+    EXPECT_EQ(x, want);
+    EXPECT_EQ(x[17], 34.0f);
+  }
+}
+
+TEST(ValueSemantics, FusedStoreOntoItsSourceRowsShifted) {
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<float> x(40);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i + 1);
+    auto want = shiftedRowsReference(x, 5, 0, 1, [](float v) { return v + 100.0f; });
+    rt::ArgPack args;
+    args.tensor(x.data(), {5, 8});
+    ASSERT_EQ(launch(m, "shift2", args), "");
+    EXPECT_EQ(x, want);
+    EXPECT_EQ(x[8 * 2], 109.0f);
+    EXPECT_EQ(x[8 * 4], 125.0f);
+  }
+}
+
+TEST(ValueSemantics, TileCopyOntoItselfRowsShiftedDown) {
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<float> x = iotaFrom1(40);
+    auto want = shiftedRowsReference(x, 5, 0, 1, [](float v) { return v; });
+    rt::ArgPack args;
+    args.tensor(x.data(), {5, 8});
+    ASSERT_EQ(launch(m, "copy2", args), "");
+    EXPECT_EQ(x, want);
+  }
+}
+
+TEST(ValueSemantics, RuntimeOffsetsEveryOverlap) {
+  // Offsets known only at run time (overlap = checked): shifted either way,
+  // the same region, apart, and hanging over either end.
+  const std::vector<std::pair<int64_t, int64_t>> cases = {
+      {0, 1}, {1, 0}, {0, 0}, {3, 3}, {0, 31}, {0, 32}, {32, 0}, {5, 20}, {20, 5}, {-3, 2}, {10, 30}};
+  for (const Mode &m : modes())
+    for (auto [a, b] : cases) {
+      SCOPED_TRACE(m.name() + " a=" + std::to_string(a) + " b=" + std::to_string(b));
+      std::vector<float> x = iotaFrom1(48);
+      auto want = shiftedReference(x, a, b, 32, [](float v) { return v * 2.0f; });
+      rt::ArgPack args;
+      args.tensor(x.data(), {48}).i64(a).i64(b);
+      ASSERT_EQ(launch(m, "runtime1", args), "");
+      EXPECT_EQ(x, want);
+    }
+}
+
+TEST(ValueSemantics, RuntimeOffsetComputedAfterTheLoad) {
+  // The store's offset is computed between the load and the store.
+  const std::vector<std::pair<int64_t, int64_t>> cases = {{0, 1}, {2, 1}, {0, 9}, {1, 1}, {0, 17}};
+  for (const Mode &m : modes())
+    for (auto [a, b] : cases) {
+      SCOPED_TRACE(m.name() + " a=" + std::to_string(a) + " b=" + std::to_string(b));
+      std::vector<float> x = iotaFrom1(48);
+      auto want = shiftedReference(x, a, b * 2 - 1, 32, [](float v) { return v + 1.0f; });
+      rt::ArgPack args;
+      args.tensor(x.data(), {48}).i64(a).i64(b);
+      ASSERT_EQ(launch(m, "runtime1c", args), "");
+      EXPECT_EQ(x, want);
+    }
+}
+
+TEST(ValueSemantics, RuntimeRowOffsetsCopy) {
+  const std::vector<std::pair<int64_t, int64_t>> cases = {
+      {0, 1}, {1, 0}, {0, 0}, {2, 4}, {4, 0}, {0, 4}, {0, 3}, {3, 1}};
+  for (const Mode &m : modes())
+    for (auto [a, b] : cases) {
+      SCOPED_TRACE(m.name() + " a=" + std::to_string(a) + " b=" + std::to_string(b));
+      std::vector<float> x = iotaFrom1(64);
+      auto want = shiftedRowsReference(x, 8, a, b, [](float v) { return v; });
+      rt::ArgPack args;
+      args.tensor(x.data(), {8, 8}).i64(a).i64(b);
+      ASSERT_EQ(launch(m, "runtime2", args), "");
+      EXPECT_EQ(x, want);
+    }
+}
+
+TEST(ValueSemantics, BroadcastRowOfTheRegionBeingWritten) {
+  // Row 0 is read as a [1, 8] tile broadcast over the four rows being
+  // written, row 0 first: every row subtracts the original row 0.
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<float> x = iotaFrom1(40);
+    std::vector<float> want = x;
+    for (size_t r = 0; r < 4; ++r)
+      for (size_t c = 0; c < 8; ++c)
+        want[r * 8 + c] = x[r * 8 + c] - x[c];
+    rt::ArgPack args;
+    args.tensor(x.data(), {5, 8});
+    ASSERT_EQ(launch(m, "rowbcast", args), "");
+    EXPECT_EQ(x, want);
+  }
+}
+
+TEST(ValueSemantics, ElementwiseInPlaceUpdate) {
+  for (const Mode &m : modes())
+    for (int64_t n : {32, 45, 100}) {
+      SCOPED_TRACE(m.name() + " n=" + std::to_string(n));
+      std::vector<float> x = iotaFrom1(static_cast<size_t>(n)), want = x;
+      for (float &v : want)
+        v = v * 2.0f + 1.0f;
+      rt::ArgPack args;
+      args.tensor(x.data(), {n});
+      ASSERT_EQ(launch(m, "inplace", args), "");
+      EXPECT_EQ(x, want);
+    }
+}
+
+TEST(ValueSemantics, LoopCarriedTileKeepsTheValueItWasGiven) {
+  for (const Mode &m : modes())
+    for (int64_t n : {4, 8, 12, 40}) {
+      SCOPED_TRACE(m.name() + " n=" + std::to_string(n));
+      std::vector<float> x = iotaFrom1(static_cast<size_t>(n));
+      // The loop, step by step, in C++.
+      std::vector<float> cur(4, 0.0f), prev(4, 0.0f);
+      for (int64_t c = 0; c < n; c += 4) {
+        std::vector<float> old = cur;
+        for (int64_t i = 0; i < 4; ++i)
+          cur[static_cast<size_t>(i)] = x[static_cast<size_t>(c + i)];
+        prev = old;
+      }
+      std::vector<float> out(8, -1.0f), want = prev;
+      want.insert(want.end(), cur.begin(), cur.end());
+      rt::ArgPack args;
+      args.tensor(x.data(), {n}).tensor(out.data(), {2, 4});
+      ASSERT_EQ(launch(m, "carried", args), "");
+      EXPECT_EQ(out, want);
+    }
+}
+
+TEST(ValueSemantics, SwappingTwoCarriedTiles) {
+  for (const Mode &m : modes())
+    for (int64_t n : {0, 1, 2, 3}) {
+      SCOPED_TRACE(m.name() + " n=" + std::to_string(n));
+      std::vector<float> x = iotaFrom1(8);
+      std::vector<float> a(x.begin(), x.begin() + 4), b(x.begin() + 4, x.end());
+      for (int64_t c = 0; c < n; ++c)
+        std::swap(a, b);
+      std::vector<float> out(8, -1.0f), want = a;
+      want.insert(want.end(), b.begin(), b.end());
+      rt::ArgPack args;
+      args.tensor(x.data(), {8}).tensor(out.data(), {2, 4}).i64(n);
+      ASSERT_EQ(launch(m, "swapfor", args), "");
+      EXPECT_EQ(out, want);
+    }
+}
+
+TEST(ValueSemantics, SwappingTwoTilesInAnIf) {
+  for (const Mode &m : modes())
+    for (int64_t flag : {0, 1}) {
+      SCOPED_TRACE(m.name() + " flag=" + std::to_string(flag));
+      std::vector<float> x = iotaFrom1(8);
+      std::vector<float> a(x.begin(), x.begin() + 4), b(x.begin() + 4, x.end());
+      if (flag)
+        std::swap(a, b);
+      std::vector<float> out(8, -1.0f), want = a;
+      want.insert(want.end(), b.begin(), b.end());
+      rt::ArgPack args;
+      args.tensor(x.data(), {8}).tensor(out.data(), {2, 4}).i64(flag);
+      ASSERT_EQ(launch(m, "swapif", args), "");
+      EXPECT_EQ(out, want);
+    }
+}
+
+TEST(ValueSemantics, DebugModeChecksAccessesWhoseValueIsUnused) {
+  for (const Mode &m : modes())
+    for (int64_t mode : {0, 1})
+      for (int64_t at : {2, 100}) {
+        SCOPED_TRACE(m.name() + " mode=" + std::to_string(mode) + " at=" + std::to_string(at));
+        std::vector<float> x = iotaFrom1(8), y(8, 0.0f);
+        rt::ArgPack args;
+        args.tensor(x.data(), {8}).tensor(y.data(), {8}).i64(mode).i64(at);
+        std::string err = launch(m, "unused", args);
+        if (!m.debug || at == 2) {
+          EXPECT_EQ(err, "");
+          EXPECT_EQ(y[0], 1.0f);
+          continue;
+        }
+        EXPECT_NE(err.find("bounds violation in kernel unused"), std::string::npos) << err;
+        EXPECT_NE(err.find(mode == 0 ? "load of x" : "load_scalar of x"), std::string::npos)
+            << err;
+        EXPECT_NE(err.find("100"), std::string::npos) << err;
+      }
+}
+
+TEST(ValueSemantics, TripCountsNearTheEndsOfInt64) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    int64_t lo, hi, st;
+  };
+  const std::vector<Case> cases = {
+      {kMax - 7, kMax, int64_t{1} << 62}, {kMax - 7, kMax, 1}, {kMax - 7, kMax, 3},
+      {kMin, kMax, int64_t{1} << 62},     {kMin, kMin + 5, 2}, {kMin, kMax, kMax},
+      {0, 10, 0},                         {0, 10, -1},          {10, 0, 1},
+      {5, 5, 1},                          {0, 10, 3},           {-10, 10, 7}};
+  for (const Mode &m : modes())
+    for (const Case &c : cases) {
+      SCOPED_TRACE(m.name() + " lo=" + std::to_string(c.lo) + " hi=" + std::to_string(c.hi) +
+                   " st=" + std::to_string(c.st));
+      // The iterations, counted in 128-bit arithmetic.
+      int64_t want = 0;
+      if (c.st > 0)
+        for (__int128 i = c.lo; i < c.hi; i += c.st)
+          ++want;
+      int64_t out = -1;
+      rt::ArgPack args;
+      args.tensor(&out, {1}).i64(c.lo).i64(c.hi).i64(c.st);
+      ASSERT_EQ(launch(m, "trips", args), "");
+      EXPECT_EQ(out, want);
+    }
+}
