@@ -93,6 +93,10 @@ kernel unused(x: gm<f32>[N], y: gm<f32>[N], mode: i64, at: i64) grid(1) {
   }
   y[0] = 1.0;
 }
+kernel far(x: gm<f32>[N], y: gm<f32>[32], a: i64) grid(1) {
+  store(y, [0], load(x, [a], [32]) + 1.0);
+  store(x, [a], load(y, [0], [32]));
+}
 kernel trips(out: gm<i64>[1], lo: i64, hi: i64, st: i64) grid(1) {
   var n: i64 = 0;
   for i in lo .. hi step st {
@@ -374,6 +378,27 @@ TEST(ValueSemantics, DebugModeChecksAccessesWhoseValueIsUnused) {
             << err;
         EXPECT_NE(err.find("100"), std::string::npos) << err;
       }
+}
+
+TEST(ValueSemantics, TileOffsetsNearInt64MaxAreOutside) {
+  // offset + extent wraps past INT64_MAX: the tile is outside the tensor
+  // (loads read `other`, stores write nothing), never followed.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const Mode &m : modes())
+    for (int64_t a : {kMax - 4, kMax - 31, kMax}) {
+      SCOPED_TRACE(m.name() + " a=" + std::to_string(a));
+      std::vector<float> x = iotaFrom1(40), y(32, -1.0f);
+      rt::ArgPack args;
+      args.tensor(x.data(), {40}).tensor(y.data(), {32}).i64(a);
+      std::string err = launch(m, "far", args);
+      if (m.debug) {
+        EXPECT_NE(err.find("bounds violation in kernel far"), std::string::npos) << err;
+        continue;
+      }
+      EXPECT_EQ(err, "");
+      EXPECT_EQ(y, std::vector<float>(32, 1.0f));
+      EXPECT_EQ(x, iotaFrom1(40));
+    }
 }
 
 TEST(ValueSemantics, TripCountsNearTheEndsOfInt64) {
