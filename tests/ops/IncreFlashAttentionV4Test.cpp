@@ -15,6 +15,7 @@
 #include "ops/runtime/DataType.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -448,15 +449,39 @@ TEST(IncreFlashAttentionV4, LayoutsAndGqa) {
 }
 
 TEST(IncreFlashAttentionV4, HeadDims) {
-  for (int64_t d : {16, 128, 256, 512}) {
-    Case c;
-    c.d = d;
-    c.n = 2;
-    c.nkv = 1;
-    c.s = 70;
-    SCOPED_TRACE(d);
-    check(c);
-  }
+  // Section 11.3: FP16 and BF16, D up to 512.
+  for (DataType dt : {DataType::Float16, DataType::BFloat16})
+    for (int64_t d : {16, 64, 128, 256, 512}) {
+      Case c;
+      c.d = d;
+      c.n = 2;
+      c.nkv = 1;
+      c.s = 70;
+      c.dtype = dt;
+      SCOPED_TRACE(std::to_string(d) + (dt == DataType::BFloat16 ? " bf16" : " f16"));
+      check(c);
+    }
+}
+
+TEST(IncreFlashAttentionV4, SequenceLengthsAndRandomScales) {
+  // Section 11.3: S in {1, 17, 1000, 8192}, scales drawn at random.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> scale(0.01, 2.0);
+  for (DataType dt : {DataType::Float16, DataType::BFloat16})
+    for (int64_t s : {1, 17, 1000, 8192}) {
+      Case c;
+      c.b = 2;
+      c.n = 4;
+      c.nkv = 2;
+      c.d = 128;
+      c.s = s;
+      c.dtype = dt;
+      c.scale = scale(rng);
+      c.seed = static_cast<unsigned>(s);
+      SCOPED_TRACE("S=" + std::to_string(s) + " scale=" + std::to_string(c.scale) +
+                   (dt == DataType::BFloat16 ? " bf16" : " f16"));
+      check(c);
+    }
 }
 
 TEST(IncreFlashAttentionV4, ActualSeqLengths) {
@@ -543,6 +568,84 @@ TEST(IncreFlashAttentionV4, LeftPadding) {
   c.layout = "BSND";
   c.pad = 0;
   check(c);
+}
+
+// Section 11.10: the largest block, 512 rows (FP16 and BF16), on both cache
+// forms, with lengths that end inside a block; and INT8 KV with 128-row
+// blocks (32 is in Int8Kv).
+TEST(IncreFlashAttentionV4, PagedAttentionLargestBlocks) {
+  for (bool c4 : {false, true})
+    for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+      Case c;
+      c.b = 3;
+      c.n = 4;
+      c.nkv = 2;
+      c.cache4d = c4;
+      c.layout = c4 ? "BNSD" : "BSH";
+      c.blockSize = 512;
+      c.s = 1100;
+      c.asl = {1100, 0, 513};
+      c.dtype = dt;
+      c.mask = c4;
+      SCOPED_TRACE(std::string(c4 ? "4-D" : "3-D") + (dt == DataType::BFloat16 ? " bf16" : " f16"));
+      check(c);
+    }
+  for (int aq : {1, 2}) {
+    Case c;
+    c.b = 2;
+    c.n = 4;
+    c.nkv = 2;
+    c.blockSize = 128;
+    c.s = 300;
+    c.asl = {300, 129};
+    c.aq = aq;
+    c.layout = "BSH";
+    SCOPED_TRACE("INT8 KV, antiquant " + std::to_string(aq));
+    check(c);
+  }
+}
+
+// Section 6.4: a negative kvPaddingSize acts as 0 (section 11.9: -3): the
+// same window, the same result bit for bit, and the reference's.
+TEST(IncreFlashAttentionV4, NegativePaddingActsAsZero) {
+  for (const char *layout : {"BNSD", "BSH"}) {
+    Case c;
+    c.b = 2;
+    c.s = 64;
+    c.asl = {10, 20};
+    c.mask = true;
+    c.pse = true;
+    c.layout = layout;
+    SCOPED_TRACE(layout);
+    c.pad = -3;
+    check(c);
+    Inputs neg, zero;
+    build(c, neg);
+    c.pad = 0;
+    build(c, zero);
+    ASSERT_TRUE(ops::increFlashAttentionV4(neg.args).isOk());
+    ASSERT_TRUE(ops::increFlashAttentionV4(zero.args).isOk());
+    EXPECT_EQ(neg.out.bytes, zero.out.bytes);
+  }
+}
+
+// Sections 1 and 11.4: numKeyValueHeads = 0 is a valid call meaning N
+// (MHA); the reference is told N_kv = N explicitly.
+TEST(IncreFlashAttentionV4, ZeroKeyValueHeadsMeansNumHeads) {
+  for (const char *layout : {"BSH", "BNSD", "BSND"})
+    for (int64_t bs : {0, 32}) {
+      Case c;
+      c.layout = layout;
+      c.n = c.nkv = 4;
+      c.s = 90;
+      c.nkvZero = true;
+      if (bs) {
+        c.blockSize = bs;
+        c.asl = {90, 41};
+      }
+      SCOPED_TRACE(std::string(layout) + (bs ? " paged" : ""));
+      check(c);
+    }
 }
 
 TEST(IncreFlashAttentionV4, PagedAttention) {
@@ -1237,6 +1340,19 @@ TEST(IncreFlashAttentionV4Validation, PageAttention) {
   c4.cache4d = true;
   expectError(
       c4, [](Inputs &) {}, kInvalid, "4-D cache needs inputLayout");
+  // Nkv * D = 65536 does not fit a 3-D cache's rows (<= 65535); a 4-D
+  // cache of the same heads is fine.
+  Case rows = c;
+  rows.n = rows.nkv = 128;
+  rows.d = 512;
+  rows.b = 1;
+  rows.asl = {16};
+  rows.s = 16;
+  expectError(
+      rows, [](Inputs &) {}, kInvalid, "numKeyValueHeads * D must be <= 65535");
+  rows.layout = "BNSD";
+  rows.cache4d = true;
+  check(rows);
   Case wide = c;
   wide.n = wide.nkv = 1024;
   wide.d = 64;
@@ -1385,12 +1501,84 @@ TEST(IncreFlashAttentionV4, InnerPreciseZeroAndOneAgree) {
   EXPECT_EQ(a.out.bytes, b.out.bytes);
 }
 
+// Section 11.16: S = 65536 with scores of about 1e4 (|Q·K| up to about 10,
+// scale 1000), the window split across programs and merged; section 7's
+// bound holds, and the result is the same on a second run.
+TEST(IncreFlashAttentionV4, LongWindowWithScoresNear1e4) {
+  for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+    Case c;
+    c.b = 1;
+    c.n = 4;
+    c.nkv = 1;
+    c.d = 64;
+    c.s = 65536;
+    c.scale = 1000.0;
+    c.dtype = dt;
+    SCOPED_TRACE(dt == DataType::BFloat16 ? "bf16" : "f16");
+    Inputs in;
+    build(c, in);
+    ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+    aclnn::IncreFlashAttentionV4Args ra = in.args;
+    ra.attentionOut = &in.ref.v;
+    ops::increFlashAttentionV4Reference(ra);
+    for (int64_t i = 0; i < in.ref.numel(); ++i)
+      ASSERT_TRUE(std::isfinite(in.ref.get(i)) && std::isfinite(in.out.get(i))) << i;
+    expectWithinSection7(c, in);
+    const auto first = in.out.bytes;
+    ASSERT_TRUE(ops::increFlashAttentionV4(in.args).isOk());
+    EXPECT_EQ(in.out.bytes, first);
+  }
+}
+
 TEST(IncreFlashAttentionV4, LargeScoresStayFinite) {
   // Scores around 1e2..1e3: max subtraction prevents overflow.
   Case c;
   c.scale = 100.0;
   c.s = 500;
   check(c);
+}
+
+// Section 7 [R]: bitwise the same result at 1, 2 and the default number of
+// threads (and 3, which splits work differently from 2), for a window
+// split across programs, paged caches, bf16 and INT8 KV. A launch uses
+// OpenMP's thread count at the time of the call.
+TEST(IncreFlashAttentionV4, DeterministicAcrossThreadCounts) {
+  std::vector<Case> cases(4);
+  cases[0].b = 1;
+  cases[0].s = 5000;
+  cases[0].n = 8;
+  cases[0].nkv = 2;
+  cases[1] = cases[0];
+  cases[1].dtype = DataType::BFloat16;
+  cases[1].layout = "BSH";
+  cases[2].b = 3;
+  cases[2].n = 8;
+  cases[2].nkv = 2;
+  cases[2].s = 700;
+  cases[2].blockSize = 64;
+  cases[2].asl = {700, 3, 333};
+  cases[2].mask = true;
+  cases[3] = cases[2];
+  cases[3].aq = 2;
+  cases[3].cache4d = true;
+  const int saved = omp_get_max_threads();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    Inputs in;
+    build(cases[i], in);
+    auto runWith = [&](int threads) {
+      omp_set_num_threads(threads);
+      std::fill(in.out.bytes.begin(), in.out.bytes.end(), 0x5a);
+      const runtime::Status st = ops::increFlashAttentionV4(in.args);
+      omp_set_num_threads(saved);
+      EXPECT_TRUE(st.isOk()) << st.message();
+      return in.out.bytes;
+    };
+    const auto byDefault = runWith(saved);
+    EXPECT_EQ(runWith(1), byDefault) << "one thread versus the default (" << saved << ")";
+    EXPECT_EQ(runWith(2), byDefault) << "two threads versus the default (" << saved << ")";
+    EXPECT_EQ(runWith(3), byDefault) << "three threads versus the default (" << saved << ")";
+  }
 }
 
 TEST(IncreFlashAttentionV4, Deterministic) {
