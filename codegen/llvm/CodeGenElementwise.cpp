@@ -3,7 +3,11 @@
 /// \file
 /// One emitter serves scalar ops (lanes = 1) and the bodies of `fused` ops,
 /// which run as one loop nest over the result tile with explicit vectors of
-/// the target's f32 lane count and a masked tail.
+/// the target's f32 lane count and a masked tail. Every op computes what
+/// dsl/ir/ScalarSemantics.h computes for the constant folder, bit for bit:
+/// `min`/`max` order -0 below +0 and give NaN when either operand is NaN
+/// (LLVM's `minimum`/`maximum`, not `minnum`), a NaN arithmetic result is the
+/// canonical quiet NaN, and an integer converts to f16/bf16 with one rounding.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
@@ -14,6 +18,84 @@ namespace tilejit::codegen {
 
 using ir::OpKind;
 using ir::ScalarKind;
+
+namespace {
+
+/// i32 with as many lanes as `t`.
+llvm::Type *int32Like(llvm::IRBuilder<> &b, llvm::Type *t) {
+  if (auto *vt = llvm::dyn_cast<llvm::VectorType>(t))
+    return llvm::VectorType::get(b.getInt32Ty(), vt->getElementCount());
+  return b.getInt32Ty();
+}
+
+/// `v` (f32 lanes) with every NaN replaced by the canonical quiet NaN
+/// 0x7fc00000. Which NaN the hardware makes (x86: 0xffc00000 from non-NaN
+/// operands; the first operand's of two) and which LLVM's folding makes
+/// (0x7fc00000) differ, and instruction selection may swap commutative
+/// operands: only a canonical result is the same in every build. The select
+/// is on the integer bits, which no float simplification can see through.
+llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v) {
+  llvm::Type *bitsType = int32Like(b, v->getType());
+  llvm::Value *isNaN = b.CreateFCmpUNO(v, v);
+  llvm::Value *bits = b.CreateBitCast(v, bitsType);
+  llvm::Value *canonical = llvm::ConstantInt::get(bitsType, 0x7fc00000u);
+  return b.CreateBitCast(b.CreateSelect(isNaN, canonical, bits), v->getType());
+}
+
+/// An integer (lanes of i32/u32/i64/u64, signedness `isSigned`) rounded
+/// once, to nearest even, to `precision` significant bits, as an exact f32:
+/// ScalarSemantics.h's roundMagnitude. Converting to f32 first and then to
+/// f16/bf16 would round twice (16842753 -> 16842752 -> bf16 0x4b80, where the
+/// nearest bf16 is 0x4b81).
+llvm::Value *roundIntToPrecision(llvm::IRBuilder<> &b, llvm::Value *v, bool isSigned,
+                                 unsigned precision, llvm::Type *f32) {
+  llvm::Type *t = v->getType();
+  unsigned width = t->getScalarSizeInBits();
+  auto c = [&](uint64_t x) { return llvm::ConstantInt::get(t, x); };
+  llvm::Value *zero = c(0);
+  llvm::Value *negative = isSigned ? b.CreateICmpSLT(v, zero) : nullptr;
+  // |INT_MIN| wraps to INT_MIN, whose unsigned reading is the magnitude.
+  llvm::Value *m = isSigned ? b.CreateSelect(negative, b.CreateSub(zero, v), v) : v;
+  llvm::Value *length = b.CreateSub(
+      c(width), b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, m, b.getFalse()));
+  llvm::Value *inexact = b.CreateICmpUGT(length, c(precision));
+  llvm::Value *shift = b.CreateSelect(inexact, b.CreateSub(length, c(precision)), zero);
+  llvm::Value *q = b.CreateLShr(m, shift);
+  llvm::Value *unit = b.CreateShl(c(1), shift);
+  llvm::Value *rest = b.CreateAnd(m, b.CreateSub(unit, c(1)));
+  llvm::Value *half = b.CreateLShr(unit, c(1));
+  llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, c(1)), zero);
+  llvm::Value *up = b.CreateAnd(
+      inexact, b.CreateOr(b.CreateICmpUGT(rest, half),
+                          b.CreateAnd(b.CreateICmpEQ(rest, half), odd)));
+  q = b.CreateAdd(q, b.CreateZExt(up, t));
+  // q <= 2^precision and 2^shift <= 2^63: both exact in f32, and so is
+  // their product.
+  llvm::Value *f = b.CreateUIToFP(q, f32);
+  llvm::Type *i32 = int32Like(b, f32);
+  llvm::Value *e = b.CreateAdd(b.CreateTrunc(shift, i32), llvm::ConstantInt::get(i32, 127));
+  llvm::Value *scale = b.CreateBitCast(b.CreateShl(e, llvm::ConstantInt::get(i32, 23)), f32);
+  f = b.CreateFMul(f, scale);
+  return isSigned ? b.CreateSelect(negative, b.CreateFNeg(f), f) : f;
+}
+
+/// Whether a float result of `k` is computed (and so canonicalised): not a
+/// sign operation, rounding to an integral value, cast, bitcast or select,
+/// which keep a NaN operand's bits.
+bool isFloatArithmetic(OpKind k) {
+  switch (k) {
+  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+  case OpKind::Rem: case OpKind::Fma: case OpKind::Min: case OpKind::Max:
+  case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Exp: case OpKind::Log:
+  case OpKind::Exp2: case OpKind::Log2: case OpKind::Tanh: case OpKind::Sigmoid:
+  case OpKind::Erf: case OpKind::Sin: case OpKind::Cos: case OpKind::Pow:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
 
 llvm::Value *CodeGen::emitCast(llvm::Value *v, ScalarKind from, ScalarKind to,
                                unsigned lanes) {
@@ -46,7 +128,12 @@ llvm::Value *CodeGen::emitCast(llvm::Value *v, ScalarKind from, ScalarKind to,
     auto id = ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return b.CreateIntrinsic(id, {dt, f32}, {f});
   }
-  llvm::Value *f = toF32(v, from);
+  llvm::Value *f;
+  if ((to == ScalarKind::F16 || to == ScalarKind::BF16) && ir::isInteger(from) &&
+      ir::bitWidth(from) > 16)
+    f = roundIntToPrecision(b, v, ir::isSigned(from), to == ScalarKind::F16 ? 11 : 8, f32);
+  else
+    f = toF32(v, from);
   switch (to) {
   case ScalarKind::F32:
     return f;
@@ -71,124 +158,129 @@ llvm::Value *CodeGen::emitCast(llvm::Value *v, ScalarKind from, ScalarKind to,
 llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
                                       llvm::ArrayRef<llvm::Value *> x,
                                       unsigned lanes) {
-  auto &b = b_;
-  ScalarKind k = op.result()->type().elem();
-  ScalarKind ok = op.numOperands() ? op.operand(0)->type().elem() : k;
-  // `cmp` and `select` look at their operands' kind.
-  ScalarKind ak = op.kind() == OpKind::Select ? k : ok;
-  bool isF = ir::isFloat(ak);
-  bool sgn = ir::isSigned(ak);
-  llvm::Type *ty = x.empty() ? vecType(k, lanes) : x.back()->getType();
-  auto zero = [&](llvm::Type *t) { return llvm::Constant::getNullValue(t); };
-  switch (op.kind()) {
-  case OpKind::Add: return isF ? b.CreateFAdd(x[0], x[1]) : b.CreateAdd(x[0], x[1]);
-  case OpKind::Sub: return isF ? b.CreateFSub(x[0], x[1]) : b.CreateSub(x[0], x[1]);
-  case OpKind::Mul: return isF ? b.CreateFMul(x[0], x[1]) : b.CreateMul(x[0], x[1]);
-  case OpKind::Div:
-  case OpKind::Rem: {
-    bool div = op.kind() == OpKind::Div;
-    if (isF)
-      return div ? b.CreateFDiv(x[0], x[1]) : b.CreateFRem(x[0], x[1]);
-    // x / 0 = 0 and x % 0 = 0; INT_MIN / -1 wraps (never UB).
-    llvm::Value *isZero = b.CreateICmpEQ(x[1], zero(ty));
-    llvm::Value *one = llvm::ConstantInt::get(ty, 1);
-    if (!sgn) {
-      llvm::Value *d = b.CreateSelect(isZero, one, x[1]);
-      llvm::Value *q = div ? b.CreateUDiv(x[0], d) : b.CreateURem(x[0], d);
-      return b.CreateSelect(isZero, zero(ty), q);
+  llvm::Value *r = [&]() -> llvm::Value * {
+    auto &b = b_;
+    ScalarKind k = op.result()->type().elem();
+    ScalarKind ok = op.numOperands() ? op.operand(0)->type().elem() : k;
+    // `cmp` and `select` look at their operands' kind.
+    ScalarKind ak = op.kind() == OpKind::Select ? k : ok;
+    bool isF = ir::isFloat(ak);
+    bool sgn = ir::isSigned(ak);
+    llvm::Type *ty = x.empty() ? vecType(k, lanes) : x.back()->getType();
+    auto zero = [&](llvm::Type *t) { return llvm::Constant::getNullValue(t); };
+    switch (op.kind()) {
+    case OpKind::Add: return isF ? b.CreateFAdd(x[0], x[1]) : b.CreateAdd(x[0], x[1]);
+    case OpKind::Sub: return isF ? b.CreateFSub(x[0], x[1]) : b.CreateSub(x[0], x[1]);
+    case OpKind::Mul: return isF ? b.CreateFMul(x[0], x[1]) : b.CreateMul(x[0], x[1]);
+    case OpKind::Div:
+    case OpKind::Rem: {
+      bool div = op.kind() == OpKind::Div;
+      if (isF)
+        return div ? b.CreateFDiv(x[0], x[1]) : b.CreateFRem(x[0], x[1]);
+      // x / 0 = 0 and x % 0 = 0; INT_MIN / -1 wraps (never UB).
+      llvm::Value *isZero = b.CreateICmpEQ(x[1], zero(ty));
+      llvm::Value *one = llvm::ConstantInt::get(ty, 1);
+      if (!sgn) {
+        llvm::Value *d = b.CreateSelect(isZero, one, x[1]);
+        llvm::Value *q = div ? b.CreateUDiv(x[0], d) : b.CreateURem(x[0], d);
+        return b.CreateSelect(isZero, zero(ty), q);
+      }
+      llvm::Value *isMinus1 = b.CreateICmpEQ(x[1], llvm::Constant::getAllOnesValue(ty));
+      llvm::Value *d = b.CreateSelect(b.CreateOr(isZero, isMinus1), one, x[1]);
+      llvm::Value *q = div ? b.CreateSDiv(x[0], d) : b.CreateSRem(x[0], d);
+      llvm::Value *m1 = div ? b.CreateSub(zero(ty), x[0]) : zero(ty);
+      return b.CreateSelect(isZero, zero(ty), b.CreateSelect(isMinus1, m1, q));
     }
-    llvm::Value *isMinus1 = b.CreateICmpEQ(x[1], llvm::Constant::getAllOnesValue(ty));
-    llvm::Value *d = b.CreateSelect(b.CreateOr(isZero, isMinus1), one, x[1]);
-    llvm::Value *q = div ? b.CreateSDiv(x[0], d) : b.CreateSRem(x[0], d);
-    llvm::Value *m1 = div ? b.CreateSub(zero(ty), x[0]) : zero(ty);
-    return b.CreateSelect(isZero, zero(ty), b.CreateSelect(isMinus1, m1, q));
-  }
-  case OpKind::Min:
-  case OpKind::Max: {
-    bool mn = op.kind() == OpKind::Min;
-    if (isF)
-      return b.CreateBinaryIntrinsic(mn ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum,
-                                     x[0], x[1]);
-    if (ak == ScalarKind::I1)
-      return mn ? b.CreateAnd(x[0], x[1]) : b.CreateOr(x[0], x[1]);
-    auto id = mn ? (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
-                 : (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
-    return b.CreateBinaryIntrinsic(id, x[0], x[1]);
-  }
-  case OpKind::And: return b.CreateAnd(x[0], x[1]);
-  case OpKind::Or: return b.CreateOr(x[0], x[1]);
-  case OpKind::Xor: return b.CreateXor(x[0], x[1]);
-  case OpKind::Shl:
-  case OpKind::Shr: {
-    unsigned bits = ir::bitWidth(ak);
-    llvm::Value *amt = b.CreateAnd(x[1], llvm::ConstantInt::get(ty, bits - 1));
-    if (op.kind() == OpKind::Shl)
-      return b.CreateShl(x[0], amt);
-    return sgn ? b.CreateAShr(x[0], amt) : b.CreateLShr(x[0], amt);
-  }
-  case OpKind::Cmp: {
-    using P = llvm::CmpInst::Predicate;
-    static const P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
-                           P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
-    static const P sp[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT,
-                           P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
-    static const P up[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT,
-                           P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
-    unsigned pi = static_cast<unsigned>(op.attrs().predicate);
-    if (ak == ScalarKind::F16 || ak == ScalarKind::BF16)
-      return b.CreateFCmp(fp[pi], emitCast(x[0], ak, ScalarKind::F32, lanes),
-                          emitCast(x[1], ak, ScalarKind::F32, lanes));
-    if (isF)
-      return b.CreateFCmp(fp[pi], x[0], x[1]);
-    return b.CreateICmp(sgn ? sp[pi] : up[pi], x[0], x[1]);
-  }
-  case OpKind::Select: return b.CreateSelect(x[0], x[1], x[2]);
-  case OpKind::Fma:
-    return b.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {x[0], x[1], x[2]});
-  case OpKind::Neg: return isF ? b.CreateFNeg(x[0]) : b.CreateSub(zero(ty), x[0]);
-  case OpKind::Abs:
-    if (isF)
-      return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
-    if (!sgn)
-      return x[0];
-    return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b.getFalse());
-  case OpKind::Exp: return emitExp(x[0]);
-  case OpKind::Log: return emitLog(x[0]);
-  case OpKind::Exp2: return emitExp2(x[0]);
-  case OpKind::Log2: return emitLog2(x[0]);
-  case OpKind::Tanh: return emitTanh(x[0]);
-  case OpKind::Sigmoid: return emitSigmoid(x[0]);
-  case OpKind::Erf: return emitErf(x[0]);
-  case OpKind::Sin: return emitSinCos(x[0], false);
-  case OpKind::Cos: return emitSinCos(x[0], true);
-  case OpKind::Pow: return emitPow(x[0], x[1]);
-  case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
-  case OpKind::Rsqrt:
-    return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
-                        b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]));
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Round: {
-    if (!isF)
-      return x[0];
-    auto id = op.kind() == OpKind::Floor  ? llvm::Intrinsic::floor
-              : op.kind() == OpKind::Ceil ? llvm::Intrinsic::ceil
-                                          : llvm::Intrinsic::roundeven;
-    return b.CreateUnaryIntrinsic(id, x[0]);
-  }
-  case OpKind::Not: return b.CreateNot(x[0]);
-  case OpKind::Cast: return emitCast(x[0], ok, k, lanes);
-  case OpKind::Bitcast:
-    return b.CreateBitCast(x[0], vecType(k, lanes));
-  case OpKind::Constant:
-    return constantOf(k, op.attrs().floatValue, op.attrs().intValue, lanes);
-  default:
-    break;
-  }
-  diags_.error(op.loc(), std::string("internal error: no vector form of '") +
-                             ir::mnemonic(op.kind()) + "'");
-  failed_ = true;
-  return llvm::UndefValue::get(vecType(k, lanes));
+    case OpKind::Min:
+    case OpKind::Max: {
+      bool mn = op.kind() == OpKind::Min;
+      if (isF)
+        return b.CreateBinaryIntrinsic(mn ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum,
+                                       x[0], x[1]);
+      if (ak == ScalarKind::I1)
+        return mn ? b.CreateAnd(x[0], x[1]) : b.CreateOr(x[0], x[1]);
+      auto id = mn ? (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
+                   : (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+      return b.CreateBinaryIntrinsic(id, x[0], x[1]);
+    }
+    case OpKind::And: return b.CreateAnd(x[0], x[1]);
+    case OpKind::Or: return b.CreateOr(x[0], x[1]);
+    case OpKind::Xor: return b.CreateXor(x[0], x[1]);
+    case OpKind::Shl:
+    case OpKind::Shr: {
+      unsigned bits = ir::bitWidth(ak);
+      llvm::Value *amt = b.CreateAnd(x[1], llvm::ConstantInt::get(ty, bits - 1));
+      if (op.kind() == OpKind::Shl)
+        return b.CreateShl(x[0], amt);
+      return sgn ? b.CreateAShr(x[0], amt) : b.CreateLShr(x[0], amt);
+    }
+    case OpKind::Cmp: {
+      using P = llvm::CmpInst::Predicate;
+      static const P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
+                             P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+      static const P sp[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT,
+                             P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
+      static const P up[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT,
+                             P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
+      unsigned pi = static_cast<unsigned>(op.attrs().predicate);
+      if (ak == ScalarKind::F16 || ak == ScalarKind::BF16)
+        return b.CreateFCmp(fp[pi], emitCast(x[0], ak, ScalarKind::F32, lanes),
+                            emitCast(x[1], ak, ScalarKind::F32, lanes));
+      if (isF)
+        return b.CreateFCmp(fp[pi], x[0], x[1]);
+      return b.CreateICmp(sgn ? sp[pi] : up[pi], x[0], x[1]);
+    }
+    case OpKind::Select: return b.CreateSelect(x[0], x[1], x[2]);
+    case OpKind::Fma:
+      return b.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {x[0], x[1], x[2]});
+    case OpKind::Neg: return isF ? b.CreateFNeg(x[0]) : b.CreateSub(zero(ty), x[0]);
+    case OpKind::Abs:
+      if (isF)
+        return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
+      if (!sgn)
+        return x[0];
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b.getFalse());
+    case OpKind::Exp: return emitExp(x[0]);
+    case OpKind::Log: return emitLog(x[0]);
+    case OpKind::Exp2: return emitExp2(x[0]);
+    case OpKind::Log2: return emitLog2(x[0]);
+    case OpKind::Tanh: return emitTanh(x[0]);
+    case OpKind::Sigmoid: return emitSigmoid(x[0]);
+    case OpKind::Erf: return emitErf(x[0]);
+    case OpKind::Sin: return emitSinCos(x[0], false);
+    case OpKind::Cos: return emitSinCos(x[0], true);
+    case OpKind::Pow: return emitPow(x[0], x[1]);
+    case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
+    case OpKind::Rsqrt:
+      return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
+                          b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]));
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round: {
+      if (!isF)
+        return x[0];
+      auto id = op.kind() == OpKind::Floor  ? llvm::Intrinsic::floor
+                : op.kind() == OpKind::Ceil ? llvm::Intrinsic::ceil
+                                            : llvm::Intrinsic::roundeven;
+      return b.CreateUnaryIntrinsic(id, x[0]);
+    }
+    case OpKind::Not: return b.CreateNot(x[0]);
+    case OpKind::Cast: return emitCast(x[0], ok, k, lanes);
+    case OpKind::Bitcast:
+      return b.CreateBitCast(x[0], vecType(k, lanes));
+    case OpKind::Constant:
+      return constantOf(k, op.attrs().floatValue, op.attrs().intValue, lanes);
+    default:
+      break;
+    }
+    diags_.error(op.loc(), std::string("internal error: no vector form of '") +
+                               ir::mnemonic(op.kind()) + "'");
+    failed_ = true;
+    return llvm::UndefValue::get(vecType(k, lanes));
+  }();
+  if (ir::isFloat(op.result()->type().elem()) && isFloatArithmetic(op.kind()))
+    return canonicalizeNaN(b_, r);
+  return r;
 }
 
 void CodeGen::emitSplat(const ir::Op &op) {

@@ -1,8 +1,10 @@
 //===- FoldConstants.cpp - Folds constants, dead branches and dead code ---===//
 #include "codegen/passes/FoldConstants.h"
 
+#include "dsl/ir/ScalarSemantics.h"
 #include "dsl/ir/Walk.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -13,181 +15,129 @@ using namespace ir;
 
 namespace {
 
+/// The value of an integer or i1 constant, wrapped to its kind (IR text may
+/// spell a narrow constant out of range; codegen truncates it).
 std::optional<int64_t> intConstant(const Value *v) {
   const Op *d = v->definingOp();
   if (!d || d->kind() != OpKind::Constant || !v->type().isScalar() ||
       isFloat(v->type().elem()))
     return std::nullopt;
-  return d->attrs().intValue;
+  return scalar::wrapInt(d->attrs().intValue, v->type().elem());
 }
 
-std::optional<double> floatConstant(const Value *v) {
+/// The value of a float constant of any float kind, as codegen materialises
+/// it: f32 rounded from the attribute once, f16 and bf16 through f32.
+std::optional<float> floatConstant(const Value *v) {
   const Op *d = v->definingOp();
-  if (!d || d->kind() != OpKind::Constant ||
-      v->type() != Type::scalar(ScalarKind::F32))
+  if (!d || d->kind() != OpKind::Constant || !v->type().isScalar() ||
+      !isFloat(v->type().elem()))
     return std::nullopt;
-  return d->attrs().floatValue;
-}
-
-/// Wraps `v` to the width and signedness of `k`.
-int64_t wrap(int64_t v, ScalarKind k) {
-  unsigned bits = bitWidth(k);
-  if (bits >= 64)
-    return v;
-  uint64_t mask = (uint64_t(1) << bits) - 1;
-  uint64_t u = static_cast<uint64_t>(v) & mask;
-  if (k == ScalarKind::I1)
-    return static_cast<int64_t>(u);
-  if (isSigned(k) && (u >> (bits - 1)))
-    u |= ~mask;
-  return static_cast<int64_t>(u);
-}
-
-std::optional<int64_t> foldInt(const Op &op, ScalarKind k) {
-  std::vector<int64_t> x;
-  for (Value *v : op.operands()) {
-    auto c = intConstant(v);
-    if (!c)
-      return std::nullopt;
-    x.push_back(*c);
-  }
-  bool u = !isSigned(k);
-  auto ux = [&](int i) { return static_cast<uint64_t>(x[i]); };
-  switch (op.kind()) {
-  case OpKind::Add: return wrap(int64_t(ux(0) + ux(1)), k);
-  case OpKind::Sub: return wrap(int64_t(ux(0) - ux(1)), k);
-  case OpKind::Mul: return wrap(int64_t(ux(0) * ux(1)), k);
-  case OpKind::Div:
-    if (x[1] == 0) return 0;
-    if (u) return wrap(int64_t(ux(0) / ux(1)), k);
-    if (x[1] == -1) return wrap(int64_t(0 - ux(0)), k);
-    return wrap(x[0] / x[1], k);
-  case OpKind::Rem:
-    if (x[1] == 0) return 0;
-    if (u) return wrap(int64_t(ux(0) % ux(1)), k);
-    if (x[1] == -1) return 0;
-    return wrap(x[0] % x[1], k);
-  case OpKind::Min: return u ? int64_t(std::min(ux(0), ux(1))) : std::min(x[0], x[1]);
-  case OpKind::Max: return u ? int64_t(std::max(ux(0), ux(1))) : std::max(x[0], x[1]);
-  case OpKind::And: return x[0] & x[1];
-  case OpKind::Or: return x[0] | x[1];
-  case OpKind::Xor: return wrap(x[0] ^ x[1], k);
-  case OpKind::Not: return wrap(~x[0], k);
-  case OpKind::Neg: return wrap(int64_t(0 - ux(0)), k);
-  case OpKind::Abs: return wrap(x[0] < 0 ? int64_t(0 - ux(0)) : x[0], k);
-  case OpKind::Select: return x[0] ? x[1] : x[2];
-  case OpKind::Shl:
-  case OpKind::Shr: {
-    unsigned bits = bitWidth(k);
-    unsigned amount = static_cast<unsigned>(ux(1) % bits);
-    if (op.kind() == OpKind::Shl)
-      return wrap(int64_t(ux(0) << amount), k);
-    if (!u)
-      return wrap(x[0] >> amount, k);
-    uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
-    return wrap(int64_t((ux(0) & mask) >> amount), k);
-  }
-  default: return std::nullopt;
+  float f = static_cast<float>(d->attrs().floatValue);
+  switch (v->type().elem()) {
+  case ScalarKind::F16: return scalar::halfBitsToFloat(scalar::floatToHalfBits(f));
+  case ScalarKind::BF16: return scalar::bfloatBitsToFloat(scalar::floatToBfloatBits(f));
+  default: return f;
   }
 }
 
-/// `cast` between f32 and the integer kinds (IR.h: float->int rounds toward
-/// zero and saturates, NaN -> 0; int->float rounds to nearest even).
-std::optional<std::pair<int64_t, double>> foldFloatCast(const Op &op) {
+/// A folded constant's value: an integer in the int64_t form of
+/// ScalarSemantics.h, or a float.
+struct Folded {
+  bool isFloat = false;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  static Folded ofInt(int64_t v) { return {false, v, 0}; }
+  static Folded ofFloat(float f) { return {true, 0, static_cast<double>(f)}; }
+};
+
+/// `cast` of a constant between any two kinds (IR.h; ScalarSemantics.h).
+/// A cast to f16 or bf16 is folded only where the result is not NaN, whose
+/// payload the printed IR could not carry.
+std::optional<Folded> foldCast(const Op &op) {
   ScalarKind to = op.result()->type().elem();
   ScalarKind from = op.operand(0)->type().elem();
-  if (from == ScalarKind::F32 && isInteger(to)) {
-    auto c = floatConstant(op.operand(0));
-    if (!c)
-      return std::nullopt;
-    float f = static_cast<float>(*c);
-    unsigned bits = bitWidth(to);
-    double lo = isSigned(to) ? -std::ldexp(1.0, bits - 1) : 0.0;
-    double hi = isSigned(to) ? std::ldexp(1.0, bits - 1) - 1
-                             : std::ldexp(1.0, bits) - 1;
-    if (std::isnan(f))
-      return std::make_pair(int64_t(0), 0.0);
-    double t = std::trunc(static_cast<double>(f));
-    if (t <= lo)
-      return std::make_pair(wrap(static_cast<int64_t>(lo), to), 0.0);
-    if (t >= hi)
-      return std::make_pair(
-          bits >= 64 ? INT64_MAX : wrap(static_cast<int64_t>(hi), to), 0.0);
-    return std::make_pair(wrap(static_cast<int64_t>(t), to), 0.0);
+  bool toNarrow = to == ScalarKind::F16 || to == ScalarKind::BF16;
+  if (auto c = intConstant(op.operand(0))) {
+    if (!isFloat(to))
+      return Folded::ofInt(scalar::intToInt(*c, from, to));
+    if (to == ScalarKind::F32)
+      return Folded::ofFloat(scalar::intToFloat(*c, from));
+    uint16_t bits = scalar::intToNarrowFloatBits(*c, from, to);
+    return Folded::ofFloat(to == ScalarKind::F16 ? scalar::halfBitsToFloat(bits)
+                                                 : scalar::bfloatBitsToFloat(bits));
   }
-  if ((isInteger(from) || from == ScalarKind::I1) && to == ScalarKind::F32) {
-    auto c = intConstant(op.operand(0));
-    if (!c)
-      return std::nullopt;
-    int64_t v = wrap(*c, from);
-    float f = isSigned(from) || from == ScalarKind::I1
-                  ? static_cast<float>(v)
-                  : static_cast<float>(static_cast<uint64_t>(v));
-    return std::make_pair(int64_t(0), static_cast<double>(f));
-  }
-  if (from == ScalarKind::F32 && to == ScalarKind::F32) {
-    if (auto c = floatConstant(op.operand(0)))
-      return std::make_pair(int64_t(0), *c);
-  }
-  return std::nullopt;
+  auto f = floatConstant(op.operand(0));
+  if (!f)
+    return std::nullopt;
+  if (!isFloat(to))
+    return Folded::ofInt(scalar::floatToInt(*f, to));
+  if (to == ScalarKind::F32)
+    return Folded::ofFloat(*f);
+  if (std::isnan(*f))
+    return std::nullopt;
+  assert(toNarrow && "a float kind");
+  (void)toNarrow;
+  return Folded::ofFloat(
+      to == ScalarKind::F16 ? scalar::halfBitsToFloat(scalar::floatToHalfBits(*f))
+                            : scalar::bfloatBitsToFloat(scalar::floatToBfloatBits(*f)));
 }
 
-std::optional<int64_t> foldCmp(const Op &op) {
+std::optional<Folded> foldCmp(const Op &op) {
+  ScalarKind k = op.operand(0)->type().elem();
   auto a = intConstant(op.operand(0)), b = intConstant(op.operand(1));
-  if (a && b) {
-    bool u = !isSigned(op.operand(0)->type().elem());
-    uint64_t ua = *a, ub = *b;
-    switch (op.attrs().predicate) {
-    case CmpPredicate::Eq: return *a == *b;
-    case CmpPredicate::Ne: return *a != *b;
-    case CmpPredicate::Lt: return u ? ua < ub : *a < *b;
-    case CmpPredicate::Le: return u ? ua <= ub : *a <= *b;
-    case CmpPredicate::Gt: return u ? ua > ub : *a > *b;
-    case CmpPredicate::Ge: return u ? ua >= ub : *a >= *b;
-    }
-  }
+  if (a && b)
+    return Folded::ofInt(scalar::intCompare(op.attrs().predicate, k, *a, *b));
   auto fa = floatConstant(op.operand(0)), fb = floatConstant(op.operand(1));
-  if (fa && fb) {
-    float x = static_cast<float>(*fa), y = static_cast<float>(*fb);
-    switch (op.attrs().predicate) {
-    case CmpPredicate::Eq: return x == y;
-    case CmpPredicate::Ne: return !(x == y);
-    case CmpPredicate::Lt: return x < y;
-    case CmpPredicate::Le: return x <= y;
-    case CmpPredicate::Gt: return x > y;
-    case CmpPredicate::Ge: return x >= y;
-    }
-  }
+  if (fa && fb)
+    return Folded::ofInt(scalar::floatCompare(op.attrs().predicate, *fa, *fb));
   return std::nullopt;
 }
 
-std::optional<double> foldFloat(const Op &op) {
-  std::vector<float> x;
-  for (Value *v : op.operands()) {
-    auto c = floatConstant(v);
+/// Elementwise ops on integer or f32 constants (the math builtins and
+/// `rsqrt` excepted: codegen approximates them).
+std::optional<Folded> foldArithmetic(const Op &op, ScalarKind k) {
+  unsigned n = op.numOperands();
+  if (k == ScalarKind::F32) {
+    float x[3] = {0, 0, 0};
+    for (unsigned i = 0; i < n && i < 3; ++i) {
+      auto c = floatConstant(op.operand(i));
+      if (!c || op.operand(i)->type().elem() != ScalarKind::F32)
+        return std::nullopt;
+      x[i] = *c;
+    }
+    switch (op.kind()) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+    case OpKind::Rem: case OpKind::Min: case OpKind::Max:
+      return Folded::ofFloat(scalar::floatBinary(op.kind(), x[0], x[1]));
+    case OpKind::Neg: case OpKind::Abs: case OpKind::Floor: case OpKind::Ceil:
+    case OpKind::Round: case OpKind::Sqrt:
+      return Folded::ofFloat(scalar::floatUnary(op.kind(), x[0]));
+    case OpKind::Fma:
+      return Folded::ofFloat(scalar::floatFma(x[0], x[1], x[2]));
+    default:
+      return std::nullopt;
+    }
+  }
+  if (isFloat(k))
+    return std::nullopt;
+  int64_t x[2] = {0, 0};
+  for (unsigned i = 0; i < n && i < 2; ++i) {
+    auto c = intConstant(op.operand(i));
     if (!c)
       return std::nullopt;
-    x.push_back(static_cast<float>(*c));
+    x[i] = *c;
   }
   switch (op.kind()) {
-  case OpKind::Add: return x[0] + x[1];
-  case OpKind::Sub: return x[0] - x[1];
-  case OpKind::Mul: return x[0] * x[1];
-  case OpKind::Div: return x[0] / x[1];
-  case OpKind::Neg: return -x[0];
-  case OpKind::Abs: return std::fabs(x[0]);
-  case OpKind::Min:
-  case OpKind::Max:
-    if (std::isnan(x[0]) || std::isnan(x[1]))
-      return std::numeric_limits<float>::quiet_NaN();
-    return op.kind() == OpKind::Min ? std::min(x[0], x[1])
-                                    : std::max(x[0], x[1]);
-  case OpKind::Floor: return std::floor(x[0]);
-  case OpKind::Ceil: return std::ceil(x[0]);
-  case OpKind::Round: return std::nearbyint(x[0]); // half to even
-  case OpKind::Sqrt: return std::sqrt(x[0]);
-  case OpKind::Fma: return std::fma(x[0], x[1], x[2]);
-  default: return std::nullopt;
+  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+  case OpKind::Rem: case OpKind::Min: case OpKind::Max: case OpKind::And:
+  case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+    return Folded::ofInt(scalar::intBinary(op.kind(), k, x[0], x[1]));
+  case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
+    return Folded::ofInt(scalar::intUnary(op.kind(), k, x[0]));
+  case OpKind::Round: case OpKind::Floor: case OpKind::Ceil: // integral already
+    return Folded::ofInt(x[0]);
+  default:
+    return std::nullopt;
   }
 }
 
@@ -265,27 +215,15 @@ private:
         }
         continue;
       }
-      if (op.kind() == OpKind::Cast && (isFloat(k) || isFloat(op.operand(0)->type().elem()))) {
-        if (auto v = foldFloatCast(op))
-          folded = makeConstant(op, isFloat(k), v->first, v->second);
-      } else if (op.kind() == OpKind::Cmp) {
-        if (auto v = foldCmp(op))
-          folded = makeConstant(op, false, *v, 0);
-      } else if (op.kind() == OpKind::Cast && isInteger(k) &&
-                 op.operand(0)->type().isScalar() &&
-                 !isFloat(op.operand(0)->type().elem())) {
-        if (auto v = intConstant(op.operand(0))) {
-          int64_t src = wrap(*v, op.operand(0)->type().elem());
-          folded = makeConstant(op, false, wrap(src, k), 0);
-        }
-      } else if (isFloat(k)) {
-        if (k == ScalarKind::F32)
-          if (auto v = foldFloat(op))
-            folded = makeConstant(op, true, 0, *v);
-      } else if (isElementwise(op.kind())) {
-        if (auto v = foldInt(op, k))
-          folded = makeConstant(op, false, *v, 0);
-      }
+      std::optional<Folded> v;
+      if (op.kind() == OpKind::Cast)
+        v = foldCast(op);
+      else if (op.kind() == OpKind::Cmp)
+        v = foldCmp(op);
+      else if (isElementwise(op.kind()) && op.kind() != OpKind::Bitcast)
+        v = foldArithmetic(op, k);
+      if (v)
+        folded = makeConstant(op, v->isFloat, v->intValue, v->floatValue);
       if (!folded)
         continue;
       folded->setParentBlock(&b);

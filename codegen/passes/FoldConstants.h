@@ -7,11 +7,14 @@
 
 namespace tilejit::passes {
 
-/// Folds scalar ops whose operands are all constants (with Tile IR's integer
-/// semantics: wrap-around, division by zero = 0, shift amounts modulo the
-/// width; f32 math and f32<->integer casts as IR.h specifies them, but never
-/// `exp`/`log`/`rsqrt` and the other math builtins (`exp2` ... `pow`), whose
-/// results codegen approximates), forwards the
+/// Folds scalar ops whose operands are all constants, computing each with
+/// dsl/ir/ScalarSemantics.h, the rules codegen's instructions obey too:
+/// integers in their kind's width (wrap-around, division by zero = 0, shift
+/// amounts modulo the width, signedness from the kind), f32 correctly rounded
+/// with canonical NaN results and `min`/`max` ordering -0 below +0, casts
+/// between every pair of kinds (float->int saturating, int->float rounded
+/// once); never `exp`/`log`/`rsqrt` and the other math builtins (`exp2` ...
+/// `pow`), whose results codegen approximates. It also forwards the
 /// chosen operand of a `select` on a constant condition, replaces an `if` on a
 /// constant condition by its taken block, drops `for` loops whose constant
 /// bounds run zero iterations, and removes unused ops without side effects.

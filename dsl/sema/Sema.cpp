@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/Frontend.h"
 #include "dsl/ir/Builder.h"
+#include "dsl/ir/ScalarSemantics.h"
 #include "dsl/ir/Verifier.h"
 #include "dsl/syntax/AST.h"
 #include "dsl/syntax/Parser.h"
@@ -59,12 +60,26 @@ const std::vector<std::string> &builtinNames() {
 namespace {
 
 /// A lowered expression: an IR value, or a literal whose type is decided by
-/// the operand it meets.
+/// the operand it meets (docs/dsl.md, section 5). An integer literal, and
+/// arithmetic on integer literals only, is an exact i64 (wrapping as i64 does
+/// at run time); a float literal is an f32, and arithmetic on literals of
+/// which one is a float is f32 arithmetic (ir/ScalarSemantics.h).
 struct RValue {
   ir::Value *value = nullptr;
   bool isLiteral = false;
   bool literalIsFloat = false;
-  double literal = 0;
+  int64_t intLiteral = 0;  ///< an integer literal's value
+  float floatLiteral = 0;  ///< a float literal's value
+  /// The literal as an f32 (an integer converts as cast<f32> of an i64 does).
+  float asFloat() const {
+    return literalIsFloat ? floatLiteral
+                          : ir::scalar::intToFloat(intLiteral, ScalarKind::I64);
+  }
+  /// Makes the literal a float literal of the same value, rounded to f32.
+  void makeFloat() {
+    floatLiteral = asFloat();
+    literalIsFloat = true;
+  }
   SourceLoc loc;
   const Type &type() const { return value->type(); }
 };
@@ -148,7 +163,10 @@ private:
   ir::Value *paramValue(unsigned i) {
     return inGrid_ ? kernel_->gridParamValue(i) : kernel_->paramValue(i);
   }
-  ir::Value *constant(SourceLoc loc, ScalarKind kind, double v);
+  /// A constant of `kind` holding the integer `v` converted as `cast` would.
+  ir::Value *constantInt(SourceLoc loc, ScalarKind kind, int64_t v);
+  /// A constant of float `kind` holding the f32 `v` converted as `cast` would.
+  ir::Value *constantFloat(SourceLoc loc, ScalarKind kind, float v);
   ir::Value *materialize(const RValue &r, ScalarKind kind);
   ir::Value *materializeDefault(const RValue &r);
   ir::Value *splatTo(ir::Value *v, const std::vector<int64_t> &shape,
@@ -684,19 +702,29 @@ bool Sema::bindParams() {
 // Conversions and broadcasting
 //===----------------------------------------------------------------------===//
 
-ir::Value *Sema::constant(SourceLoc loc, ScalarKind kind, double v) {
+ir::Value *Sema::constantInt(SourceLoc loc, ScalarKind kind, int64_t v) {
   ir::OpAttrs a;
-  if (ir::isFloat(kind))
-    a.floatValue = v;
-  else
-    a.intValue = static_cast<int64_t>(v);
-  Type t = Type::scalar(kind);
   if (kind == ScalarKind::F16 || kind == ScalarKind::BF16) {
-    // Storage kinds get their constants through a cast from f32.
-    ir::Value *f = emit(OpKind::Constant, loc, {}, Type::scalar(ScalarKind::F32), a);
-    return emit(OpKind::Cast, loc, {f}, t);
+    // Rounded once, by the cast (an f32 constant first would round twice).
+    a.intValue = v;
+    ir::Value *i = emit(OpKind::Constant, loc, {}, Type::scalar(ScalarKind::I64), a);
+    return emit(OpKind::Cast, loc, {i}, Type::scalar(kind));
   }
-  return emit(OpKind::Constant, loc, {}, t, a);
+  if (kind == ScalarKind::F32)
+    return constantFloat(loc, kind, ir::scalar::intToFloat(v, ScalarKind::I64));
+  a.intValue = ir::scalar::intToInt(v, ScalarKind::I64, kind);
+  return emit(OpKind::Constant, loc, {}, Type::scalar(kind), a);
+}
+
+ir::Value *Sema::constantFloat(SourceLoc loc, ScalarKind kind, float v) {
+  assert(ir::isFloat(kind) && "a float kind");
+  ir::OpAttrs a;
+  a.floatValue = v;
+  ir::Value *f = emit(OpKind::Constant, loc, {}, Type::scalar(ScalarKind::F32), a);
+  if (kind == ScalarKind::F32)
+    return f;
+  // Storage kinds get their constants through a cast from f32.
+  return emit(OpKind::Cast, loc, {f}, Type::scalar(kind));
 }
 
 ir::Value *Sema::materialize(const RValue &r, ScalarKind kind) {
@@ -707,11 +735,13 @@ ir::Value *Sema::materialize(const RValue &r, ScalarKind kind) {
                      " is expected");
     return nullptr;
   }
-  if (kind == ScalarKind::I1 && r.literal != 0 && r.literal != 1) {
+  if (kind == ScalarKind::I1 && r.intLiteral != 0 && r.intLiteral != 1) {
     error(r.loc, "integer literal where i1 is expected");
     return nullptr;
   }
-  return constant(r.loc, kind, r.literal);
+  if (r.literalIsFloat)
+    return constantFloat(r.loc, kind, r.floatLiteral);
+  return constantInt(r.loc, kind, r.intLiteral);
 }
 
 ir::Value *Sema::materializeDefault(const RValue &r) {
@@ -840,7 +870,7 @@ ir::Value *Sema::toIndex(const RValue &r, const std::string &what) {
       error(r.loc, what + " must be an integer");
       return nullptr;
     }
-    return constant(r.loc, ScalarKind::I64, r.literal);
+    return constantInt(r.loc, ScalarKind::I64, r.intLiteral);
   }
   const Type &t = r.type();
   if (!t.isScalar() || !ir::isInteger(t.elem())) {
@@ -862,21 +892,15 @@ std::optional<RValue> Sema::lower(const Expr &e) {
   switch (e.kind) {
   case ExprKind::IntLit:
     r.isLiteral = true;
-    r.literal = static_cast<double>(e.intValue);
-    if (std::abs(e.intValue) > (int64_t(1) << 53)) {
-      r.isLiteral = false;
-      ir::OpAttrs a;
-      a.intValue = e.intValue;
-      r.value = emit(OpKind::Constant, e.loc, {}, Type::scalar(ScalarKind::I64), a);
-    }
+    r.intLiteral = e.intValue;
     return r;
   case ExprKind::FloatLit:
     r.isLiteral = true;
     r.literalIsFloat = true;
-    r.literal = e.floatValue;
+    r.floatLiteral = static_cast<float>(e.floatValue);
     return r;
   case ExprKind::BoolLit:
-    r.value = constant(e.loc, ScalarKind::I1, static_cast<double>(e.intValue));
+    r.value = constantInt(e.loc, ScalarKind::I1, e.intValue);
     return r;
   case ExprKind::Name: {
     Binding *bnd = lookup(e.name);
@@ -884,8 +908,8 @@ std::optional<RValue> Sema::lower(const Expr &e) {
       if (e.name == "inf" || e.name == "nan") {
         r.isLiteral = true;
         r.literalIsFloat = true;
-        r.literal = e.name == "inf" ? std::numeric_limits<double>::infinity()
-                                    : std::numeric_limits<double>::quiet_NaN();
+        r.floatLiteral = e.name == "inf" ? std::numeric_limits<float>::infinity()
+                                         : ir::scalar::canonicalNaN();
         return r;
       }
       error(e.loc, "use of undeclared name '" + e.name + "'");
@@ -919,8 +943,7 @@ std::optional<RValue> Sema::lower(const Expr &e) {
       return r;
     }
     case Binding::Kind::Enumerator:
-      r.value = constant(e.loc, ScalarKind::I64,
-                         static_cast<double>(bnd->intValue));
+      r.value = constantInt(e.loc, ScalarKind::I64, bnd->intValue);
       return r;
     case Binding::Kind::CType:
       error(e.loc, "'" + e.name + "' is a type, not a value");
@@ -985,7 +1008,10 @@ std::optional<RValue> Sema::lowerUnary(const Expr &e) {
     return std::nullopt;
   if (a->isLiteral) {
     if (e.op == "-") {
-      a->literal = -a->literal;
+      if (a->literalIsFloat)
+        a->floatLiteral = -a->floatLiteral;
+      else
+        a->intLiteral = ir::scalar::intUnary(OpKind::Neg, ScalarKind::I64, a->intLiteral);
       a->loc = e.loc;
       return a;
     }
@@ -1021,17 +1047,18 @@ std::optional<RValue> Sema::lowerUnary(const Expr &e) {
 std::optional<RValue> Sema::binaryOp(const std::string &op, RValue a, RValue b,
                                      SourceLoc loc) {
   if (a.isLiteral && b.isLiteral) {
-    double x = a.literal, y = b.literal;
-    bool isFloat = a.literalIsFloat || b.literalIsFloat;
-    RValue r = a;
-    r.loc = loc;
-    r.literalIsFloat = isFloat;
-    if (op == "+") { r.literal = x + y; return r; }
-    if (op == "-") { r.literal = x - y; return r; }
-    if (op == "*") { r.literal = x * y; return r; }
-    if (op == "/" && isFloat) { r.literal = x / y; return r; }
-    if (op == "/" && !isFloat) {
-      r.literal = y == 0 ? 0 : static_cast<double>(static_cast<int64_t>(x) / static_cast<int64_t>(y));
+    static const std::map<std::string, OpKind> folded = {
+        {"+", OpKind::Add}, {"-", OpKind::Sub}, {"*", OpKind::Mul}, {"/", OpKind::Div}};
+    if (auto f = folded.find(op); f != folded.end()) {
+      RValue r = a;
+      r.loc = loc;
+      if (a.literalIsFloat || b.literalIsFloat) {
+        r.makeFloat();
+        r.floatLiteral = ir::scalar::floatBinary(f->second, a.asFloat(), b.asFloat());
+      } else {
+        r.intLiteral =
+            ir::scalar::intBinary(f->second, ScalarKind::I64, a.intLiteral, b.intLiteral);
+      }
       return r;
     }
     // Other operators on two literals: materialise with default kinds.
@@ -1102,7 +1129,7 @@ std::optional<RValue> Sema::lowerBinary(const Expr &e) {
     }
     RValue r;
     r.loc = e.loc;
-    r.value = constant(e.loc, ScalarKind::I1, (*ta == *tb) == (e.op == "=="));
+    r.value = constantInt(e.loc, ScalarKind::I1, (*ta == *tb) == (e.op == "=="));
     return r;
   }
   auto a = lower(*e.args[0]);
@@ -1258,7 +1285,7 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       return std::nullopt;
     RValue one;
     one.isLiteral = true;
-    one.literal = 1;
+    one.intLiteral = 1;
     one.loc = e.loc;
     auto sub = binaryOp("-", *sum, one, e.loc);
     if (!sub)
@@ -1319,9 +1346,14 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       return std::nullopt;
     if (a->isLiteral && b->isLiteral) {
       RValue out = *a;
-      out.literalIsFloat |= b->literalIsFloat;
-      out.literal = n == "min" ? std::min(a->literal, b->literal)
-                               : std::max(a->literal, b->literal);
+      OpKind k = n == "min" ? OpKind::Min : OpKind::Max;
+      if (a->literalIsFloat || b->literalIsFloat) {
+        out.makeFloat();
+        out.floatLiteral = ir::scalar::floatBinary(k, a->asFloat(), b->asFloat());
+      } else {
+        out.intLiteral = ir::scalar::intBinary(k, ScalarKind::I64, a->intLiteral,
+                                               b->intLiteral);
+      }
       return out;
     }
     std::vector<ir::Value *> ops;
@@ -1341,7 +1373,7 @@ std::optional<RValue> Sema::lowerCall(const Expr &e) {
       return std::nullopt;
     // pow is defined on f32 only: two literals are f32, as in exp(1).
     if (a->isLiteral && b->isLiteral)
-      a->literalIsFloat = true;
+      a->makeFloat();
     std::vector<ir::Value *> ops;
     if (!unify({&*a, &*b}, e.loc, n, ops) ||
         !requireArithmetic(ops[0], e.loc, n, false, false))
@@ -1644,7 +1676,7 @@ std::optional<RValue> Sema::lowerMma(const Expr &e) {
       return std::nullopt;
     }
   } else {
-    acc = splatTo(constant(e.loc, ScalarKind::F32, 0.0), rt.shape(), e.loc);
+    acc = splatTo(constantFloat(e.loc, ScalarKind::F32, 0.0f), rt.shape(), e.loc);
   }
   ir::OpAttrs attrs;
   attrs.transA = trans[0];
@@ -1785,11 +1817,12 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
       error(nam["other"]->loc, "'other' must be a constant number");
       return std::nullopt;
     }
-    if (o->literalIsFloat && !ir::isFloat(tt.elem()) && std::isfinite(o->literal)) {
+    if (o->literalIsFloat && !ir::isFloat(tt.elem()) && std::isfinite(o->floatLiteral)) {
       error(nam["other"]->loc, "'other' of an integer tensor must be an integer");
       return std::nullopt;
     }
-    attrs.floatValue = o->literal;
+    attrs.floatValue = o->literalIsFloat ? static_cast<double>(o->floatLiteral)
+                                         : static_cast<double>(o->intLiteral);
   }
   if (nam.count("mask")) {
     ir::Value *m = lowerValue(*nam["mask"]);
@@ -2054,7 +2087,7 @@ bool Sema::lowerFor(const Stmt &s) {
   const Expr *exprs[3] = {s.lower.get(), s.upper.get(), s.step.get()};
   for (int i = 0; i < 3; ++i) {
     if (!exprs[i]) {
-      bounds[i] = constant(s.loc, ScalarKind::I64, 1);
+      bounds[i] = constantInt(s.loc, ScalarKind::I64, 1);
       continue;
     }
     auto r = lower(*exprs[i]);
