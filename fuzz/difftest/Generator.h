@@ -1,0 +1,41 @@
+//===- Generator.h - Random valid kernels for the differential tester -*- C++ -*-===//
+///
+/// \file
+/// Builds a random kernel and its launch from a seed, as Csmith and YARPGen
+/// do for C: every program follows the grammar and the typing rules of
+/// docs/dsl.md, so the compiler must accept it (a rejection is a failure of
+/// class "rejected"). The same seed gives the same program on every host.
+///
+/// A program is a few snippets, each exercising a feature with random
+/// operands: elementwise expressions over tiles of rank 1-3 (sizes mostly
+/// not multiples of the vector width, broadcasting, masks), every element
+/// kind, cast and bitcast, every math builtin, reductions, mma/dot over
+/// every operand kind and shape class, gather/scatter, scalar accesses,
+/// runtime and compile-time `if`, loops with runtime bounds and loop-carried
+/// tiles (double buffering, swaps), prefetches, streaming stores, in-place
+/// updates, compile-time parameters, integer literals near the int64 limits,
+/// narrow-kind wrapping and special float constants. Tensors are contiguous,
+/// padded, transposed or strided, with padding around them in storage.
+///
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_FUZZ_DIFFTEST_GENERATOR_H
+#define TILEJIT_FUZZ_DIFFTEST_GENERATOR_H
+
+#include "Program.h"
+
+#include <cstdint>
+
+namespace tilejit::difftest {
+
+/// The program of `seed` (its launch included; the inputs' seed is `seed`).
+Program generateProgram(uint64_t seed);
+
+/// Recomputes ArgSpec::exact from the program's statements: a tensor is
+/// inexact when a value written into it depends on a float sum, an mma or
+/// an approximate math builtin (or on an inexact tensor), directly or
+/// through a condition, a loop bound or an index. Used after shrinking.
+void markExactness(Program &p);
+
+} // namespace tilejit::difftest
+
+#endif
