@@ -72,11 +72,20 @@ struct Outcome {
   /// reads `other` or writes nothing, as in the ordinary build), so `args`
   /// is still what the ordinary build must produce.
   std::optional<Violation> violation;
+  /// Set when an index, offset or mask of some access carries an error
+  /// bound (it was computed from a sum, an mma or a math builtin), so the
+  /// compiled kernel may access other elements: `violation` (present or
+  /// absent) is then not a reliable verdict, and the tensors such an access
+  /// may write are marked not compared.
+  bool violationUnsure = false;
 };
 
 /// Runs kernel `kernel` of `file` for the compile-time parameters `spec`
 /// (name -> value as `tilejit compile --set` takes them; defaults applied)
-/// on `args` (in declaration order). An error (as a message) for a program
+/// on `args` (in declaration order: one per parameter present in the
+/// specialisation, as a launch takes them; one per declared parameter is
+/// accepted too, the absent ones' entries ignored). An error (as a message)
+/// for a program
 /// the interpreter cannot run: a construct it does not implement, an
 /// ill-typed program, a grid or loop past the step budget it was given.
 struct Limits {
