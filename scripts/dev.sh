@@ -9,6 +9,8 @@
 #   scripts/dev.sh fuzz [S]    the libFuzzer targets (dsl, tir, aclnn) for S seconds in
 #                              all (default 180): half to aclnn, a quarter to each other;
 #                              reuses the sanitize build (builds it if absent)
+#   scripts/dev.sh difftest [S] the differential tester (fuzz/difftest) for S seconds
+#                              (default 3600): random programs, a summary, failures minimised
 #   scripts/dev.sh bench       build, run `tilejit bench --report bench/results`
 #                              (extra arguments go to it, e.g. --filter RE)
 #   scripts/dev.sh deps        only install the dependencies
@@ -65,7 +67,8 @@ run_tests() { # dir, extra ctest args...
   local dir=$1; shift
   # libtilejit too: built by the examples' test otherwise, while the install
   # test, beside it, copies it.
-  local targets=(tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay)
+  local targets=(tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
+                 tilejit-difftest)
   # The Python package, where it is configured (not in the sanitizer builds).
   ninja -C "$dir" -t query tilejit-python >/dev/null 2>&1 && targets+=(tilejit-python)
   # The benchmark probes' test exists where the benchmarks are built.
@@ -153,11 +156,22 @@ case "$cmd" in
     OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --test-dir "${build}-tsan" -j "$jobs" --output-on-failure --timeout 900 \
       -R '^(AclRuntime|Threads|ThreadStress|KernelCache|KernelSource|TilingKey|DiskCache|RuntimeAbi)\.' ;;
+  difftest)
+    # A campaign of the differential tester (docs/fuzzing.md): random
+    # programs from a seed derived from the time, each at AVX-512, AVX2, in
+    # debug mode and interpreted; a summary (programs, features, failures
+    # by class, programs not interpreted by reason) at the end, each failing
+    # program minimised into fuzz/difftest/regressions/.
+    secs=${2:-3600}
+    install_deps
+    configure "$build"
+    ninja -C "$build" -j "$jobs" tilejit-difftest
+    "$build/fuzz/difftest/tilejit-difftest" --seconds "$secs" --save fuzz/difftest/regressions ;;
   bench)
     install_deps "${bench_packages[@]}"
     configure "$build"
     ninja -C "$build" -j "$jobs" tilejit-cli
     "$build/tools/tilejit" bench --report bench/results "${@:2}" ;;
   *)
-    sed -n '2,19p' "$0"; exit 2 ;;
+    sed -n '2,21p' "$0"; exit 2 ;;
 esac

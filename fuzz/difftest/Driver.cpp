@@ -279,6 +279,14 @@ Verdict checkProgram(const Program &p, const std::string &text) {
   jit::KernelSource source("difftest.tile", text);
   jit::Specialization spec = specOf(p);
   const std::vector<Argument> inputs = makeInputs(p);
+  if (getenv("TILEJIT_DIFFTEST_DUMP")) // the inputs' bytes, for a human
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (const auto *t = std::get_if<Tensor>(&inputs[i])) {
+        fprintf(stderr, "%s:", p.args[i].name.c_str());
+        for (uint8_t b : t->storage)
+          fprintf(stderr, " %02x", b);
+        fprintf(stderr, "\n");
+      }
 
   bool has512 = jit::Compiler::hostSupports(jit::TargetLevel::Avx512);
   jit::TargetLevel host = has512 ? jit::TargetLevel::Avx512 : jit::TargetLevel::Avx2;
