@@ -671,6 +671,30 @@ bool intCompare(const std::string &op, int64_t a, int64_t b) {
   return a >= b;
 }
 
+/// The bound of a zero whose sign the order of a sum decides: values are
+/// compared, not bits (an ulp far below any f32 step).
+constexpr double kZeroSign = std::numeric_limits<double>::denorm_min();
+
+/// Whether every pair of values within `ta` of `a` and `tb` of `b` compares
+/// alike: the intervals are apart (or touch only where the order of the
+/// comparison cannot change). Infinite or NaN inexact values never are.
+bool certainCompare(double a, double ta, double b, double tb) {
+  if (ta == kZeroSign && a == 0)
+    ta = 0; // comparisons do not see the sign of zero
+  if (tb == kZeroSign && b == 0)
+    tb = 0;
+  if (ta == 0 && tb == 0)
+    return true;
+  if (!(ta < kInf) || !(tb < kInf))
+    return false;
+  if ((ta > 0 && !std::isfinite(a)) || (tb > 0 && !std::isfinite(b)))
+    return false;
+  if (std::isnan(a) || std::isnan(b))
+    return false;
+  // Strictly apart: <, <=, >, >=, == and != all have one answer.
+  return a + ta < b - tb || b + tb < a - ta;
+}
+
 bool compare(const std::string &op, double a, double b) {
   // C's comparisons: ordered, except != (true for a NaN).
   if (op == "==") return a == b;
@@ -696,6 +720,22 @@ std::pair<float, double> floatOp(const std::string &op, float a, float b, double
     return {r, 0};
   if (inexactIn(a, ta) || inexactIn(b, tb) || std::isnan(a) || std::isnan(b))
     return {r, kInf};
+  // An exact infinity against a finite inexact operand: the result does not
+  // move unless the other operand's sign may (-inf - x stays -inf).
+  bool aInf = std::isinf(a), bInf = std::isinf(b);
+  if (aInf != bInf) {
+    double other = aInf ? b : a, to = aInf ? tb : ta;
+    bool signSure = std::fabs(other) > to;
+    if (op == "+" || op == "-")
+      return {r, 0};
+    if (op == "*" || (op == "/" && aInf))
+      return {r, signSure ? 0 : kInf};
+    if (op == "/")
+      return {r, signSure ? 0 : kZeroSign}; // x / inf = +-0
+    if (op == "min" || op == "max")
+      return {r, std::isinf(r) ? 0 : to};
+    return {r, kInf};
+  }
   double A = std::fabs(a), B = std::fabs(b);
   if (op == "+" || op == "-")
     return {r, finish(r, ta + tb, true)};
@@ -885,7 +925,7 @@ std::optional<RV> Interp::binaryLiterals(const std::string &op, const RV &a, con
   }
   if (t == 0 && std::fabs(d) == 0 && op != "min" && op != "max" &&
       std::signbit(fd) != std::signbit(f))
-    t = std::numeric_limits<double>::denorm_min();
+    t = kZeroSign;
   r.ltol = t;
   return r;
 }
@@ -912,6 +952,9 @@ std::optional<RV> Interp::binaryOp(const std::string &op, RV a, RV b, SourceLoc 
                                : intCompare(op, x.e[i].i, y.e[i].i);
       out.e[i].i = c;
       out.t[i] = x.t[i] > 0 || y.t[i] > 0 ? kInf : 0;
+      if (out.t[i] > 0 && num::isFloat(k) &&
+          certainCompare(num::toDouble(x.e[i], k), x.t[i], num::toDouble(y.e[i], k), y.t[i]))
+        out.t[i] = 0;
     }
     if (!step(static_cast<int64_t>(x.size())))
       return std::nullopt;
@@ -1559,7 +1602,7 @@ std::optional<RV> Interp::evalReduce(const Expr &e, const std::string &n, Val v,
         t = h * std::ldexp(1.0, -24) * mag * 1.001 + h * std::ldexp(1.0, -149) +
             num::ulpAt(std::fabs(res));
         if (mag == 0)
-          t = std::numeric_limits<double>::denorm_min(); // -0 or +0
+          t = kZeroSign; // -0 or +0
       }
       if (inexact)
         t = special ? kInf : finish(res, t + tsum, true);
@@ -1661,7 +1704,7 @@ std::optional<RV> Interp::evalMma(const Expr &e) {
         t = h * u * mag * 1.001 + h * std::ldexp(1.0, pairs ? -126 : -149) + dropped +
             num::ulpAt(std::fabs(res));
         if (mag == 0 && dropped == 0)
-          t = std::numeric_limits<double>::denorm_min(); // -0 or +0
+          t = kZeroSign; // -0 or +0
       }
       if (inexact)
         t = special ? kInf : finish(res, t + prop, true);
@@ -1678,7 +1721,7 @@ std::optional<RV> Interp::evalMma(const Expr &e) {
 //===----------------------------------------------------------------------===//
 
 Elem Interp::readElem(const TensorState &t, int64_t s) const {
-  const uint8_t *p = t.arg->storage.data() + s * num::bitWidth(t.kind) / 8;
+  const uint8_t *p = t.arg->storage.data() + s * elemBytes(t.kind);
   Elem x;
   switch (t.kind) {
   case Kind::I1: x.i = *p != 0; break; // silent: any non-zero byte is true

@@ -8,6 +8,7 @@
 #include "Interpreter.h"
 
 #include "dsl/Frontend.h"
+#include "jit/Compiler.h"
 #include "dsl/support/Diagnostics.h"
 
 #include <gtest/gtest.h>
@@ -15,9 +16,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <random>
+#include <sstream>
 
 using namespace tilejit;
 using namespace tilejit::difftest;
@@ -578,12 +582,17 @@ kernel k(x: gm<f32>[N], y: gm<f32>[1]) grid(1) {
     }
     EXPECT_LE(std::fabs(static_cast<double>(part[0]) - ref), tol) << lanes;
   }
-  // A sum feeding a comparison is not compared.
-  Outcome c = run("kernel k(x: gm<f32>[N], y: gm<i1>[1]) grid(1) {\n"
-                  "  y[0] = sum(load(x, [0], [4])) > 0.0;\n}",
-                  "k", {f32({1, 2, 3, 4}), zerosOf(ElemType::I1, 1)});
+  // A sum compared with a value within its bound is not compared; one far
+  // from it gives a certain answer.
+  Outcome c = run("kernel k(x: gm<f32>[N], y: gm<i1>[2]) grid(1) {\n"
+                  "  let s = sum(load(x, [0], [4]));\n"
+                  "  y[0] = s > 10.0;\n"
+                  "  y[1] = s > 0.0;\n}",
+                  "k", {f32({1, 2, 3, 4}), zerosOf(ElemType::I1, 2)});
   ASSERT_EQ(c.args.size(), 2u);
   EXPECT_TRUE(std::isinf(c.tolerance[1][0]));
+  EXPECT_EQ(c.tolerance[1][1], 0.0);
+  EXPECT_EQ(at<uint8_t>(c, 1, 1), 1);
   // Integer sums are exact and wrap.
   Outcome s = run("kernel k(x: gm<i8>[N], y: gm<i8>[1]) grid(1) {\n"
                   "  y[0] = sum(load(x, [0], [4]));\n}",
@@ -660,3 +669,177 @@ TEST(Interpreter, StepBudgetAndUnsupportedPrograms) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Cross-check: the sample kernels compiled for the host
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string sampleText(const std::string &name) {
+  std::filesystem::path p = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                            "ops" / "samples" / name;
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs `kernel` of sample `file` compiled for the host and in the
+/// interpreter on copies of `args`; every tensor element must agree within
+/// the interpreter's bound. Returns the fraction of elements compared.
+double crossCheck(const std::string &file, const std::string &kernel,
+                  const std::map<std::string, std::string> &spec, std::vector<Argument> args) {
+  std::string text = sampleText(file);
+  Source s(text);
+  EXPECT_TRUE(s.file) << file;
+  if (!s.file)
+    return 0;
+  auto r = interpret(s.file->ast(), kernel, spec, args);
+  if (auto *err = std::get_if<std::string>(&r)) {
+    ADD_FAILURE() << "not interpreted: " << *err;
+    return 0;
+  }
+  const Outcome &ref = std::get<Outcome>(r);
+  // The compiled kernel, on its own copies.
+  std::vector<Argument> mine = args;
+  rt::ArgPack pack;
+  for (Argument &a : mine) {
+    if (auto *t = std::get_if<Tensor>(&a)) {
+      pack.tensor(t->type, t->storage.data() + t->offset * elemBytes(t->type), t->shape,
+                  t->strides);
+      continue;
+    }
+    const Scalar &sc = std::get<Scalar>(a);
+    switch (sc.type) {
+    case ElemType::F32: pack.f32(sc.f); break;
+    case ElemType::I32: pack.i32(static_cast<int32_t>(sc.i)); break;
+    case ElemType::I1: pack.boolean(sc.i != 0); break;
+    default: pack.i64(sc.i); break;
+    }
+  }
+  jit::KernelSource src(file, text);
+  jit::Specialization sp(spec.begin(), spec.end());
+  auto k = jit::Compiler::instance().get(src, kernel, sp);
+  if (!k) {
+    ADD_FAILURE() << llvm::toString(k.takeError());
+    return 0;
+  }
+  if (llvm::Error err = k->kernel->launch(pack)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return 0;
+  }
+  size_t compared = 0, total = 0;
+  for (size_t ai = 0; ai < mine.size(); ++ai) {
+    auto *t = std::get_if<Tensor>(&mine[ai]);
+    if (!t)
+      continue;
+    const Tensor &rt = std::get<Tensor>(ref.args[ai]);
+    unsigned w = elemBytes(t->type);
+    for (size_t i = 0; i < t->storage.size() / w; ++i) {
+      ++total;
+      double tol = ref.tolerance[ai][i];
+      if (std::isinf(tol))
+        continue;
+      ++compared;
+      num::Elem a, b;
+      uint64_t ua = 0, ub = 0;
+      std::memcpy(&ua, t->storage.data() + i * w, w);
+      std::memcpy(&ub, rt.storage.data() + i * w, w);
+      if (t->type == ElemType::F32) {
+        a.f = std::bit_cast<float>(static_cast<uint32_t>(ua));
+        b.f = std::bit_cast<float>(static_cast<uint32_t>(ub));
+      } else {
+        a.i = static_cast<int64_t>(ua);
+        b.i = static_cast<int64_t>(ub);
+      }
+      double x = num::toDouble(a, t->type), y = num::toDouble(b, t->type);
+      bool ok = tol == 0 ? (ua == ub || (std::isnan(x) && std::isnan(y)))
+                         : ((std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= tol);
+      EXPECT_TRUE(ok) << file << " " << kernel << " argument " << ai << " element " << i
+                      << ": compiled " << x << ", reference " << y << " within " << tol;
+      if (!ok)
+        return 0;
+    }
+  }
+  return total ? static_cast<double>(compared) / static_cast<double>(total) : 0;
+}
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -2, float hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+Tensor bf16Of(const std::vector<float> &v, std::vector<int64_t> shape) {
+  std::vector<uint16_t> b;
+  for (float x : v)
+    b.push_back(num::floatToBf16(x));
+  return tensorOf(ElemType::BF16, b, shape);
+}
+
+Scalar f32s(float v) {
+  Scalar s;
+  s.type = ElemType::F32;
+  s.f = v;
+  return s;
+}
+
+} // namespace
+
+TEST(InterpreterCrossCheck, Matmul) {
+  const int64_t M = 20, N = 24, K = 40;
+  std::map<std::string, std::string> spec = {{"BM", "16"}, {"BN", "16"}, {"BK", "32"}};
+  spec["T"] = "f32";
+  EXPECT_EQ(crossCheck("matmul.tile", "matmul_abt", spec,
+                       {f32(randomFloats(M * K, 1), {M, K}), f32(randomFloats(N * K, 2), {N, K}),
+                        f32(std::vector<float>(M * N, 0), {M, N})}),
+            1.0);
+  spec["T"] = "bf16";
+  EXPECT_EQ(crossCheck("matmul.tile", "matmul_abt", spec,
+                       {bf16Of(randomFloats(M * K, 3), {M, K}), bf16Of(randomFloats(N * K, 4), {N, K}),
+                        f32(std::vector<float>(M * N, 0), {M, N})}),
+            1.0);
+}
+
+TEST(InterpreterCrossCheck, SoftmaxAndElementwise) {
+  const int64_t M = 3, N = 100;
+  std::vector<float> x = randomFloats(M * N, 5, -20, 20);
+  x[7] = -INFINITY;
+  EXPECT_EQ(crossCheck("softmax.tile", "softmax", {{"T", "f32"}, {"BN", "32"}},
+                       {f32(x, {M, N}), f32(std::vector<float>(M * N, 0), {M, N})}),
+            1.0);
+  EXPECT_EQ(crossCheck("elementwise.tile", "axpby", {{"T", "f32"}, {"BN", "64"}},
+                       {f32(randomFloats(300, 6)), f32(randomFloats(300, 7)), f32s(1.5f),
+                        f32s(-0.25f)}),
+            1.0);
+  std::vector<float> sp = randomFloats(64, 8, -70000, 70000);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 1e-40f, 65519.0f,
+                            65520.0f, 2.5f, -2.5f, 3e9f, -3e9f};
+  std::copy(std::begin(specials), std::end(specials), sp.begin());
+  for (const char *to : {"f16", "bf16", "i8", "u8", "i32", "u32", "i64"}) {
+    ElemType d = ElemType::F32;
+    ASSERT_TRUE(rt::parseElemType(to, d));
+    EXPECT_EQ(crossCheck("elementwise.tile", "convert", {{"S", "f32"}, {"D", to}, {"BN", "16"}},
+                         {f32(sp), zerosOf(d, 64)}),
+              1.0)
+        << to;
+  }
+}
+
+TEST(InterpreterCrossCheck, FlashAttention) {
+  const int64_t B = 1, H = 2, S = 5, L = 70, D = 16;
+  for (const char *causal : {"false", "true"}) {
+    double frac = crossCheck(
+        "flash_attention.tile", "attn",
+        {{"T", "f32"}, {"D", "16"}, {"G", "2"}, {"BQ", "4"}, {"BKV", "32"}, {"CAUSAL", causal}},
+        {f32(randomFloats(B * H * S * D, 9), {B, H, S, D}),
+         f32(randomFloats(B * 1 * L * D, 10), {B, 1, L, D}),
+         f32(randomFloats(B * 1 * L * D, 11), {B, 1, L, D}),
+         f32(std::vector<float>(B * H * S * D, 0), {B, H, S, D}), f32s(0.25f)});
+    EXPECT_EQ(frac, 1.0) << causal;
+  }
+}
