@@ -505,8 +505,8 @@ TEST(PlanBuffersPass, OverBudgetNamesTheLargestTiles) {
 
 TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
   EXPECT_EQ(passes::registeredPasses(),
-            (std::vector<std::string>{"specialize", "fold-constants", "insert-bounds-checks",
-                                      "fuse-elementwise", "plan-buffers"}));
+            (std::vector<std::string>{"specialize", "insert-bounds-checks", "fold-constants",
+                                      "fuse-elementwise", "resolve-overlap", "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
   EXPECT_FALSE(passes::runPasses(*k, {"no-such-pass"}, diags));
@@ -539,9 +539,11 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
   ASSERT_TRUE(passes::runDefaultPipeline(*m->kernels[0], diags, opts))
       << diags.renderAll();
   EXPECT_EQ(log, (std::vector<std::string>{
-                     "specialize unchanged", "fold-constants unchanged",
-                     "insert-bounds-checks unchanged", "fuse-elementwise unchanged",
-                     "plan-buffers changed"}));
+                     "specialize unchanged", "insert-bounds-checks unchanged",
+                     "fold-constants unchanged", "fuse-elementwise unchanged",
+                     "resolve-overlap changed", "plan-buffers changed"}));
+  // The store writes the region its value was loaded from.
+  EXPECT_EQ(m->kernels[0]->body().ops().back()->attrs().overlap, ir::Overlap::InPlace);
 }
 
 TEST(FuseElementwisePass, GroupsReadAtMostEightTiles) {
