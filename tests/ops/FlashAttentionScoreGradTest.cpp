@@ -14,6 +14,7 @@
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "tests/ops/FlashAttentionScoreGradChecks.h"
 #include "ops/runtime/Status.h"
+#include "jit/Compiler.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <functional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -562,6 +564,34 @@ TEST(FlashAttentionScoreGradScenarioChecks, Deterministic) {
   EXPECT_EQ(runWith(1), runWith(2)) << "one versus two threads";
   EXPECT_EQ(first, runWith(1)) << "default versus one thread";
   EXPECT_EQ(first, runWith(3)) << "default versus three threads";
+}
+
+/// bf16 on a host with fast bf16 products (AMX tiles, or AMD's
+/// `vdpbf16ps`): the operator's main kernel takes bf16 operands (BFP), and
+/// meets section 8's bounds. A shape no other test uses, so the request is
+/// new.
+TEST(FlashAttentionScoreGradScenarioChecks, Bf16ProductKernels) {
+  auto compiler = jit::Compiler::instance(jit::TargetLevel::Host);
+  ASSERT_TRUE(static_cast<bool>(compiler)) << llvm::toString(compiler.takeError());
+  fag::Config c = base(DataType::BFloat16, {70, 0, 130}, {90, 5, 130}, 4, 2, 56);
+  c.sink = true;
+  fag::Data data(c);
+  compiler->startRecording();
+  const auto seen = compiler->recordedRequests();
+  const std::set<jit::Compiler::Request> before(seen.begin(), seen.end());
+  checkAgainstReference(data);
+  std::vector<jit::Specialization> mains;
+  for (const auto &r : compiler->recordedRequests())
+    if (r.kernel == "fag_main" && !before.count(r))
+      mains.push_back(r.spec);
+  ASSERT_EQ(mains.size(), 1u);
+  const bool bfp = std::count(mains[0].begin(), mains[0].end(),
+                              jit::Specialization::value_type{"BFP", "true"}) == 1;
+  EXPECT_EQ(bfp, compiler->hasFastBf16Products());
+  if (!compiler->hasFastBf16Products())
+    GTEST_SKIP() << "no AMX-BF16 and no fast AVX512-BF16 for the operators' compiler on this "
+                    "host: the bf16-product kernels (fag_main with BFP) are not tested, only "
+                    "the f32 products";
 }
 
 /// Item 17: T1 = T2 = 0 succeeds and writes nothing.

@@ -157,8 +157,9 @@ TEST(FlashAttentionScoreGradTwinBf16Forms, MatchReference) {
   flashAttentionScoreGradReference(refArgs);
   fag::Problem p;
   ASSERT_TRUE(fag::validate(data.args(), p));
+  const bool hostDot = __builtin_cpu_supports("avx512bf16");
   for (bool dot : {false, true}) {
-    if (dot && !__builtin_cpu_supports("avx512bf16"))
+    if (dot && !hostDot)
       continue;
     data.resetOutputs(0);
     fag::scoreGradAvx512(p, dot);
@@ -167,6 +168,10 @@ TEST(FlashAttentionScoreGradTwinBf16Forms, MatchReference) {
       expectClose(data.output(name, 0), data.output(name, 1), t,
                   std::string(name) + (dot ? " (bf16 pairs)" : " (f32 panels)"));
   }
+  // The f32 panels were checked above on any AVX-512 host.
+  if (!hostDot)
+    GTEST_SKIP() << "no AVX512-BF16 on this host: the twin's bf16-pair form (S and dP on "
+                    "vdpbf16ps) is not tested, only its f32 panels";
 }
 
 TEST(FlashAttentionScoreGradTwinCoverage, LeavesExplicitMasksAndStridesToTheOperator) {
