@@ -4,6 +4,7 @@
 #include "dsl/ir/ScalarSemantics.h"
 #include "dsl/ir/Walk.h"
 
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -80,6 +81,28 @@ std::optional<Folded> foldCast(const Op &op) {
   return Folded::ofFloat(
       to == ScalarKind::F16 ? scalar::halfBitsToFloat(scalar::floatToHalfBits(*f))
                             : scalar::bfloatBitsToFloat(scalar::floatToBfloatBits(*f)));
+}
+
+/// `bitcast` of a constant between i32, u32 and f32 (a NaN result is left to
+/// codegen: the printed IR could not carry its payload), or between integer
+/// kinds of one width.
+std::optional<Folded> foldBitcast(const Op &op) {
+  ScalarKind to = op.result()->type().elem();
+  ScalarKind from = op.operand(0)->type().elem();
+  if (auto c = intConstant(op.operand(0))) {
+    if (isInteger(to))
+      return Folded::ofInt(scalar::wrapInt(*c, to));
+    if (to != ScalarKind::F32)
+      return std::nullopt;
+    float f = std::bit_cast<float>(static_cast<uint32_t>(*c));
+    if (std::isnan(f))
+      return std::nullopt;
+    return Folded::ofFloat(f);
+  }
+  auto f = floatConstant(op.operand(0));
+  if (!f || from != ScalarKind::F32 || !isInteger(to))
+    return std::nullopt;
+  return Folded::ofInt(scalar::wrapInt(std::bit_cast<uint32_t>(*f), to));
 }
 
 std::optional<Folded> foldCmp(const Op &op) {
@@ -218,6 +241,8 @@ private:
       std::optional<Folded> v;
       if (op.kind() == OpKind::Cast)
         v = foldCast(op);
+      else if (op.kind() == OpKind::Bitcast)
+        v = foldBitcast(op);
       else if (op.kind() == OpKind::Cmp)
         v = foldCmp(op);
       else if (isElementwise(op.kind()) && op.kind() != OpKind::Bitcast)

@@ -13,7 +13,7 @@ namespace tilejit::passes {
 /// amounts modulo the width, signedness from the kind), f32 correctly rounded
 /// with canonical NaN results and `min`/`max` ordering -0 below +0, casts
 /// between every pair of kinds (float->int saturating, int->float rounded
-/// once); never `exp`/`log`/`rsqrt` and the other math builtins (`exp2` ...
+/// once), `bitcast` between i32/u32 and f32; never `exp`/`log`/`rsqrt` and the other math builtins (`exp2` ...
 /// `pow`), whose results codegen approximates. It also forwards the
 /// chosen operand of a `select` on a constant condition, replaces an `if` on a
 /// constant condition by its taken block, drops `for` loops whose constant
