@@ -44,7 +44,9 @@ def check_python_launch(tilejit, failures):
         print(f"note: the Python side did not run ({py.get('note')})")
         return
     g, p = c.get("generated_s") or 0, c.get("peer_s") or 0
-    if not (0 < g < 1e-3 and 0 < p < 1e-3):
+    # Both sides timed (how long a call takes is the benchmark's report,
+    # not a pass/fail criterion).
+    if not (g > 0 and p > 0):
         failures.append(f"{PYTHON_CASE}: per-call times C++ {g}, Python {p}")
     elif abs(c["extra"].get("difference_us", 1e9) - (p - g) * 1e6) > 1e-6:
         failures.append(f"{PYTHON_CASE}: difference {c['extra']} is not the medians' {p - g}")
@@ -82,7 +84,7 @@ def main(argv):
     if c.get("bound") != "latency" or c.get("of_bound") is not None:
         failures.append(f"a decode-sized call is latency with no roofline fraction: {c}")
     g = c.get("generated_s") or 0
-    if not 0 < g < 1:
+    if not g > 0:
         failures.append(f"generated_s {g}")
     elif abs(c["calls_per_s"] * g - 1) > 1e-9 or abs(c["us_per_call"] - g * 1e6) > 1e-6:
         failures.append("calls/s and µs per call do not match the time")

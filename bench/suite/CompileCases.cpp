@@ -6,18 +6,25 @@
 // code, link); a disk-cache hit (read, checksum, link, as a new process
 // would); an in-process hit (the operator hot path); the launch's argument
 // check; and a hit plus a one-program launch (the whole fixed cost of a
-// call from the host).
+// call from the host); and the front end on a long generated kernel (its
+// time against the kernel's size).
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
 #include "Suite.h"
 
+#include "codegen/passes/Pipeline.h"
+#include "dsl/Frontend.h"
+#include "dsl/ir/Verifier.h"
+#include "dsl/syntax/Parser.h"
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
 #include "ops/Embedded.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <unistd.h>
@@ -242,6 +249,53 @@ Result hitAndLaunch(Context &ctx) {
   return r;
 }
 
+/// Parse, sema, the Tile IR pipeline and the verifier (no LLVM) of a kernel
+/// of `n` sequential loops and ifs, each with its own tile arithmetic;
+/// seconds, or -1 with `error` set.
+double frontEndSeconds(unsigned n, std::string &error) {
+  std::string body = "var t = zeros<f32>([16]);\nlet s = x[0];\n";
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string v = std::to_string(i);
+    body += "for i" + v + " in 0..N { t = t + load(x, [i" + v + "], [16]) * 2.0; }\n";
+    body += "if s > " + v + ".0 { t = t - 1.0; }\n";
+  }
+  body += "store(x, [0], t);";
+  const std::string text = "kernel k(x: gm<f32>[N]) grid(1) {\n" + body + "\n}\n";
+  const auto start = std::chrono::steady_clock::now();
+  DiagnosticEngine diags;
+  const uint32_t buf = diags.addBuffer("long.tile", text);
+  auto file = dsl::parse(diags, buf);
+  auto k = file ? dsl::lowerKernel(*file, "k", {}, diags) : nullptr;
+  if (!k || !passes::runDefaultPipeline(*k, diags) || !ir::verify(*k, diags)) {
+    error = "the front end failed on " + std::to_string(n) + " loops";
+    return -1;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The front end on 4000 loops and on 1000: their ratio stays near 4 while
+/// every pass is linear in the kernel's size (passes that replaced uses, or
+/// copied a set, per op once made it quadratic: seconds for 3000 loops).
+Result frontEndScaling(Context &ctx) {
+  Result r;
+  r.bound = Bound::Compile;
+  const int n = ctx.options().quick ? 1 : 3;
+  std::vector<double> small, large;
+  for (int i = 0; i < n && r.error.empty(); ++i) {
+    small.push_back(frontEndSeconds(1000, r.error));
+    large.push_back(frontEndSeconds(4000, r.error));
+  }
+  if (!r.error.empty())
+    return r;
+  r.samples = n;
+  const double s = bench::median(small), l = bench::median(large);
+  r.genSeconds = l;
+  r.extra = {{"loops_1000_ms", s * 1e3}, {"loops_4000_ms", l * 1e3},
+             {"ratio_4000_over_1000", s > 0 ? l / s : 0}};
+  r.note = "front end only (parse, sema, Tile IR passes, verifier): linear is a ratio near 4";
+  return r;
+}
+
 // Registration order is the report's order.
 bench::Registrar r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal",
                     "compile", coldCompile);
@@ -253,5 +307,7 @@ bench::Registrar r3("compile/launch-check/flash-attention-fwd/f16-B1-S16",
                     "compile", launchCheck);
 bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile",
                     hitAndLaunch);
+bench::Registrar r5("compile/front-end/4000-loops-and-ifs", "compile",
+                    frontEndScaling);
 
 } // namespace

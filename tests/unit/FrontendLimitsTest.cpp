@@ -6,7 +6,8 @@
 // instead of recursing on), and one just inside it must go through sema, the
 // pipeline, the verifier and LLVM lowering (every stage recurses over the
 // tree; this is also the case the ASan build runs, whose frames are larger).
-// Compile time must stay near-linear in the kernel's size.
+// A long kernel goes through the front end; its time against its size is a
+// benchmark (compile/front-end/4000-loops-and-ifs in bench/suite).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGen.h"
@@ -21,7 +22,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <functional>
 #include <string>
 
@@ -203,11 +203,11 @@ TEST(FrontendLimits, TileIRRegionsPastTheLimitAreRefused) {
   }
 }
 
-TEST(FrontendLimits, CompileTimeIsNearLinearInTheKernelsSize) {
+TEST(FrontendLimits, LongKernelGoesThroughTheFrontEnd) {
   // Thousands of sequential loops and ifs, each with its own tile
-  // arithmetic: every pass once replaced uses (or copied a set) per op, and
-  // 3000 loops took 12 s in the pipeline alone. The bound is two orders of
-  // magnitude above what a linear pipeline needs, far below the old cost.
+  // arithmetic: parse, sema, the pipeline and the verifier accept it. How
+  // long that takes is measured by the benchmark
+  // compile/front-end/4000-loops-and-ifs (bench/suite/CompileCases.cpp).
   const unsigned n = 4000;
   std::string body = "var t = zeros<f32>([16]);\nlet s = x[0];\n";
   for (unsigned i = 0; i < n; ++i) {
@@ -216,7 +216,6 @@ TEST(FrontendLimits, CompileTimeIsNearLinearInTheKernelsSize) {
     body.append("], [16]) * 2.0; }\nif s > ").append(v).append(".0 { t = t - 1.0; }\n");
   }
   body += "store(x, [0], t);";
-  auto start = std::chrono::steady_clock::now();
   DiagnosticEngine diags;
   uint32_t buf = diags.addBuffer("long.tile", kernel(body));
   auto file = dsl::parse(diags, buf);
@@ -225,7 +224,5 @@ TEST(FrontendLimits, CompileTimeIsNearLinearInTheKernelsSize) {
   ASSERT_TRUE(k);
   ASSERT_TRUE(passes::runDefaultPipeline(*k, diags));
   ASSERT_TRUE(ir::verify(*k, diags));
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 20.0);
+  EXPECT_EQ(errors(diags), "");
 }
