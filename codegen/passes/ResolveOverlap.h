@@ -13,9 +13,10 @@ namespace tilejit::passes {
 /// the store in one pass, in place: it sets the store's `overlap` attribute
 /// (dsl/ir/IR.h) to `disjoint` when some axis keeps the regions provably
 /// apart, `in_place` when they are provably the same region of the same
-/// shape, `buffered` when they provably overlap otherwise (or one load's
-/// region is provably shifted against the store's on every axis it shares),
-/// and `checked` when offsets are not known at compile time. Offsets are
+/// shape, `buffered` when some load's region provably overlaps the store's
+/// without being that same region (a shift, a row broadcast over the rows
+/// it is part of), and `checked` when offsets are not known at compile time
+/// (none of the above holds for some load). Offsets are
 /// compared as a common SSA value plus a constant (`i`, `i + 32`,
 /// `c * 64 - 1`); anything else is unknown. The value semantics of a store
 /// (the whole source tile read first) hold under every decision.

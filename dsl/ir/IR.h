@@ -125,7 +125,8 @@
 ///               the value may be read and written in place, in one pass:
 ///               `disjoint` (provably apart) and `in_place` (provably the
 ///               same region, read element by element before it is written)
-///               may; `buffered` (they may overlap otherwise) goes through
+///               may; `buffered` (provably overlapping, not the same
+///               region: a shift, a broadcast row of it) goes through
 ///               the value's buffer, whole, before the store writes;
 ///               `checked` (offsets not known) compares the regions at run
 ///               time and takes the buffered way when they overlap unless
