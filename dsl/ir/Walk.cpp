@@ -62,6 +62,7 @@ bool hasSideEffects(const Op &op) {
   case OpKind::Scatter:
   case OpKind::StoreScalar:
   case OpKind::Prefetch: // a hint, but one the kernel asked for: kept
+  case OpKind::CheckBounds: // debug mode: a violation stops the launch
     return true;
   default:
     break;
