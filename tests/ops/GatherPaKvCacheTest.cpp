@@ -760,6 +760,23 @@ TEST(GatherPaKvCache, EmptyOutputWritesNothing) { // matrix row 14
   c.tables = indices(DataType::Int32, {3}, {0, 1, 2});
   EXPECT_EQ(c.call(&msg), 0) << msg;
   EXPECT_EQ(c.valueRef->bytes, vr0.bytes);
+  // Each of the four empty (dim 0 = 0) on an otherwise valid call: success,
+  // and neither output written.
+  for (int which = 0; which < 4; ++which) {
+    SCOPED_TRACE(which);
+    Case e = make(s);
+    std::unique_ptr<Tensor> *t = which == 0   ? &e.keyCache
+                                 : which == 1 ? &e.valueCache
+                                 : which == 2 ? &e.keyRef
+                                              : &e.valueRef;
+    std::vector<int64_t> dims = (*t)->shape;
+    dims[0] = 0;
+    *t = std::make_unique<Tensor>((*t)->dtype, dims);
+    const std::vector<unsigned char> kr0 = e.keyRef->bytes, vr1 = e.valueRef->bytes;
+    EXPECT_EQ(e.call(&msg), 0) << msg;
+    EXPECT_EQ(e.keyRef->bytes, kr0);
+    EXPECT_EQ(e.valueRef->bytes, vr1);
+  }
 }
 
 TEST(GatherPaKvCache, HandwrittenTwinMatches) {

@@ -9,8 +9,11 @@
 // decode loop with growing lengths that compiles once.
 //
 //===----------------------------------------------------------------------===//
+#include "acl/acl.h"
+#include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "jit/Compiler.h"
 #include "jit/Options.h"
+#include "ops/aclnn/AclObjects.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 #include "ops/runtime/DataType.h"
 
@@ -1087,6 +1090,44 @@ TEST(IncreFlashAttentionV4Validation, NullPointers) {
       "key: list element 0");
 }
 
+// spec_rule: ifa-8.0
+TEST(IncreFlashAttentionV4Validation, NullWorkspaceSizeOrExecutor) {
+  // Phase 1 through the C API with valid tensors: a null workspaceSize or
+  // executor is 161001, no executor, the output untouched; with both the
+  // same call succeeds and phase 2 runs.
+  Case c;
+  Inputs in;
+  build(c, in);
+  auto phase1 = [&](uint64_t *ws, aclOpExecutor **exec) {
+    const aclnn::IncreFlashAttentionV4Args &a = in.args;
+    auto t = [](const TensorView *v) { return static_cast<const aclTensor *>(v); };
+    return aclnnIncreFlashAttentionV4GetWorkspaceSize(
+        t(a.query), static_cast<const aclTensorList *>(a.key),
+        static_cast<const aclTensorList *>(a.value), t(a.pseShift), t(a.attenMask),
+        static_cast<const aclIntArray *>(a.actualSeqLengths), t(a.dequantScale1),
+        t(a.quantScale1), t(a.dequantScale2), t(a.quantScale2), t(a.quantOffset2),
+        t(a.antiquantScale), t(a.antiquantOffset), t(a.blocktable), t(a.kvPaddingSize),
+        a.numHeads, a.scaleValue, const_cast<char *>(a.inputLayout), a.numKeyValueHeads,
+        a.blockSize, a.innerPrecise, t(a.attentionOut), ws, exec);
+  };
+  const auto before = in.out.bytes;
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  EXPECT_EQ(phase1(nullptr, &exec), kNull);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspaceSize"), std::string::npos)
+      << aclGetRecentErrMsg();
+  EXPECT_EQ(exec, nullptr);
+  EXPECT_EQ(phase1(&ws, nullptr), kNull);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("executor"), std::string::npos)
+      << aclGetRecentErrMsg();
+  EXPECT_EQ(in.out.bytes, before) << "attentionOut was written";
+  ASSERT_EQ(phase1(&ws, &exec), 0) << aclGetRecentErrMsg();
+  std::vector<unsigned char> workspace(std::max<uint64_t>(ws, 1));
+  EXPECT_EQ(aclnnIncreFlashAttentionV4(workspace.data(), ws, exec, nullptr), 0)
+      << aclGetRecentErrMsg();
+  EXPECT_NE(in.out.bytes, before);
+}
+
 // spec_rule: ifa-8.1
 TEST(IncreFlashAttentionV4Validation, Dtypes) {
   Case c;
@@ -1231,6 +1272,28 @@ TEST(IncreFlashAttentionV4Validation, KvShapes) {
   expectError(
       l, [](Inputs &in) { in.kl.entries[2]->shape[1] = 2; }, kInvalid,
       "key: N");
+  // A single tensor whose dim 0 is not B (B = 2, dim 0 = 1: a list of one
+  // tensor for two batches).
+  expectError(
+      c,
+      [](Inputs &in) {
+        in.kl.entries[0]->shape[0] = 1;
+        in.vl.entries[0]->shape[0] = 1;
+      },
+      kInvalid, "key: a tensor list must hold one tensor per batch (2), got 1");
+  // Tensor lists allow B <= 256 (section 8 #6).
+  Case many;
+  many.layout = "BSH";
+  many.b = 257;
+  many.n = many.nkv = 1;
+  many.d = 16;
+  many.list = true;
+  many.listS.assign(257, 2);
+  expectError(
+      many, [](Inputs &) {}, kInvalid, "tensor lists allow B <= 256, got 257");
+  many.b = 256;
+  many.listS.assign(256, 2);
+  check(many);
 }
 
 // spec_rule: ifa-8.7

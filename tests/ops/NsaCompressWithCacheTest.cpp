@@ -697,6 +697,23 @@ TEST(NsaCompressWithCacheErrors, TilingRules) { // matrix row 12
   expect([](Case &c) { c.lens = {48, 160}; }, "entry 1 has length 160");
 }
 
+// spec_rule: nsa-4.3-capacity
+TEST(NsaCompressWithCacheErrors, CapacityPastInt64IsNoLimit) {
+  // blockTableOptional.shape[1] * pageBlockSize past int64 (a stride-0
+  // table, 2^57 entries a row, one stored; pages of 64 or 128 rows): the
+  // product is checked, no length exceeds it, and the call runs as the
+  // reference does.
+  Case c = valid();
+  const int64_t b = c.table->shape[0], w = c.table->shape[1];
+  auto wide = std::make_unique<Tensor>(DataType::Int32,
+                                       std::vector<int64_t>{b, int64_t(1) << 57},
+                                       std::vector<int64_t>{1, 0}, b);
+  for (int64_t i = 0; i < b; ++i) // row i: the valid table's first entry
+    std::memcpy(wide->bytes.data() + i * 4, c.table->bytes.data() + i * w * 4, 4);
+  c.table = std::move(wide);
+  c.expectMatchesReference();
+}
+
 TEST(NsaCompressWithCacheErrors, AcceptedEdges) {
   // Lower-case layouts, N = 37 (odd <= 50) and a long non-qualifying length.
   Case c = valid();

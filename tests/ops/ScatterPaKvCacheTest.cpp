@@ -669,6 +669,35 @@ TEST(ScatterPaKvCacheErrors, NullArguments) { // matrix row 15
     c.slots.reset();
     expectError(c, 161001, "slotMapping must not be null");
   }
+  {
+    Case c = small();
+    c.keyCache.reset();
+    expectError(c, 161001, "keyCacheRef must not be null");
+  }
+  {
+    Case c = small();
+    c.valueCache.reset();
+    expectError(c, 161001, "valueCacheRef must not be null");
+  }
+  // A null workspaceSize or executor: 161001, no executor, caches untouched.
+  Case c = small();
+  const std::vector<unsigned char> kc0 = c.keyCache->bytes, vc0 = c.valueCache->bytes;
+  uint64_t ws = 0;
+  aclOpExecutor *exec = nullptr;
+  auto phase1 = [&](uint64_t *w, aclOpExecutor **e) {
+    return aclnnScatterPaKvCacheGetWorkspaceSize(
+        c.key->handle, c.keyCache->handle, c.slots->handle, c.value->handle,
+        c.valueCache->handle, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, w,
+        e);
+  };
+  EXPECT_EQ(phase1(nullptr, &exec), 161001);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspaceSize"), std::string::npos)
+      << aclGetRecentErrMsg();
+  EXPECT_EQ(exec, nullptr);
+  EXPECT_EQ(phase1(&ws, nullptr), 161001);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("executor"), std::string::npos)
+      << aclGetRecentErrMsg();
+  EXPECT_TRUE(c.keyCache->bytes == kc0 && c.valueCache->bytes == vc0) << "a cache was written";
 }
 
 // spec_rule: scatter-7.3
@@ -824,11 +853,29 @@ TEST(ScatterPaKvCacheErrors, PaddedRules) {
 
 // spec_rule: scatter-7.2
 TEST(ScatterPaKvCache, EmptyInputsWriteNothing) { // matrix row 19
+  // Empty key and value.
   Case c = ndCase(DataType::Float16, DataType::Int32, 0, 2, 16, 16, 2, 4, {}, 60);
   Tensor kc0(*c.keyCache), vc0(*c.valueCache);
   EXPECT_EQ(c.call(), 0);
   EXPECT_EQ(c.keyCache->bytes, kc0.bytes);
   EXPECT_EQ(c.valueCache->bytes, vc0.bytes);
+  // Rule 2 reads (key or its cache empty) and (value or its cache empty):
+  // empty caches with tokens to scatter, and an empty key cache with an
+  // empty value, succeed too and write nothing (call() also checks that the
+  // workspace is 0).
+  for (int form = 0; form < 2; ++form) {
+    SCOPED_TRACE(form == 0 ? "both caches empty" : "key cache and value empty");
+    Case e = ndCase(DataType::Float16, DataType::Int32, 4, 2, 16, 16, 2, 4, {}, 61);
+    e.keyCache = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{0, 4, 2, 16});
+    if (form == 0)
+      e.valueCache =
+          std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{0, 4, 2, 16});
+    else
+      e.value = std::make_unique<Tensor>(DataType::Float16, std::vector<int64_t>{0, 2, 16});
+    Tensor v0(*e.valueCache);
+    EXPECT_EQ(e.call(), 0) << aclGetRecentErrMsg();
+    EXPECT_EQ(e.valueCache->bytes, v0.bytes);
+  }
 }
 
 TEST(ScatterPaKvCache, CppApiAndRepeatedCalls) {
