@@ -73,6 +73,23 @@ kernel swapfor(x: gm<f32>[8], out: gm<f32>[2, 4], n: i64) grid(1) {
   store(out, [0, 0], a);
   store(out, [1, 0], b);
 }
+kernel rotate(x: gm<f32>[16], out: gm<f32>[4, 4], n: i64) grid(1) {
+  var a = load(x, [0], [4]);
+  var b = load(x, [4], [4]);
+  var c = load(x, [8], [4]);
+  var d = load(x, [12], [4]);
+  for i in 0 .. n {
+    let t = a;
+    a = b;
+    b = c;
+    c = t;
+    d = d + a;
+  }
+  store(out, [0, 0], a);
+  store(out, [1, 0], b);
+  store(out, [2, 0], c);
+  store(out, [3, 0], d);
+}
 kernel swapif(x: gm<f32>[8], out: gm<f32>[2, 4], flag: i64) grid(1) {
   var a = load(x, [0], [4]);
   var b = load(x, [4], [4]);
@@ -344,6 +361,33 @@ TEST(ValueSemantics, SwappingTwoCarriedTiles) {
       rt::ArgPack args;
       args.tensor(x.data(), {8}).tensor(out.data(), {2, 4}).i64(n);
       ASSERT_EQ(launch(m, "swapfor", args), "");
+      EXPECT_EQ(out, want);
+    }
+}
+
+TEST(ValueSemantics, RotatingThreeCarriedTiles) {
+  // A three-way cycle of iteration values, and a fourth that reads one of
+  // them after it was reassigned in the body.
+  for (const Mode &m : modes())
+    for (int64_t n : {0, 1, 2, 3, 4, 7}) {
+      SCOPED_TRACE(m.name() + " n=" + std::to_string(n));
+      std::vector<float> x = iotaFrom1(16);
+      std::vector<float> a(x.begin(), x.begin() + 4), b(x.begin() + 4, x.begin() + 8),
+          c(x.begin() + 8, x.begin() + 12), d(x.begin() + 12, x.end());
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<float> t = a;
+        a = b;
+        b = c;
+        c = t;
+        for (size_t j = 0; j < 4; ++j)
+          d[j] += a[j];
+      }
+      std::vector<float> out(16, -1.0f), want;
+      for (const auto *v : {&a, &b, &c, &d})
+        want.insert(want.end(), v->begin(), v->end());
+      rt::ArgPack args;
+      args.tensor(x.data(), {16}).tensor(out.data(), {4, 4}).i64(n);
+      ASSERT_EQ(launch(m, "rotate", args), "");
       EXPECT_EQ(out, want);
     }
 }
