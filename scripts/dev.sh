@@ -68,7 +68,7 @@ run_tests() { # dir, extra ctest args...
   # libtilejit too: built by the examples' test otherwise, while the install
   # test, beside it, copies it.
   local targets=(tilejit tilejit-cli tile-opt tilejit-unit-tests tilejit-tests tilejit-fuzz-replay
-                 tilejit-difftest)
+                 tilejit-difftest tilejit-difftest-tests)
   # The Python package, where it is configured (not in the sanitizer builds).
   ninja -C "$dir" -t query tilejit-python >/dev/null 2>&1 && targets+=(tilejit-python)
   # The benchmark probes' test exists where the benchmarks are built.
