@@ -1650,6 +1650,11 @@ void CodeGen::emitReduce(const ir::Op &op) {
   bool scalarResult = op.result()->type().isScalar();
   llvm::Value *dst = scalarResult ? allocaEntry(memType(k), 1) : bufferOf(op.result());
   unsigned L = lanes_;
+  // The combiner (unmarked) keeps NaN-ness, not bits: the final value is
+  // made canonical once, where the op is marked `nan = canonical`.
+  auto finish = [&](llvm::Value *v) {
+    return op.attrs().canonicalNaN && k == ScalarKind::F32 ? canonicalizeNaN(b_, v) : v;
+  };
   if (inner == 1) {
     // Along the innermost axis: up to kParts independent vector partial
     // results (chunk c goes to part c % parts, so the combine does not wait
@@ -1703,7 +1708,7 @@ void CodeGen::emitReduce(const ir::Op &op) {
       }
       if (total->getType()->isVectorTy())
         total = b_.CreateExtractElement(total, uint64_t(0));
-      storeElems(k, total, elemPtr(k, dst, o), 1, nullptr);
+      storeElems(k, finish(total), elemPtr(k, dst, o), 1, nullptr);
     });
   } else {
     emitLoop(i64(0), i64(outer), 1, [&](llvm::Value *o) {
@@ -1729,7 +1734,8 @@ void CodeGen::emitReduce(const ir::Op &op) {
         part->addIncoming(acc, b_.GetInsertBlock());
         b_.CreateCondBr(b_.CreateICmpSLT(q1, i64(n)), loop, exit);
         b_.SetInsertPoint(exit);
-        storeElems(k, acc, elemPtr(k, dst, b_.CreateAdd(b_.CreateMul(o, i64(inner)), i64(j))), L, m);
+        storeElems(k, finish(acc),
+                   elemPtr(k, dst, b_.CreateAdd(b_.CreateMul(o, i64(inner)), i64(j))), L, m);
       }
     });
   }

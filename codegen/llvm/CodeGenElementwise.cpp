@@ -7,7 +7,9 @@
 /// dsl/ir/ScalarSemantics.h computes for the constant folder, bit for bit:
 /// `min`/`max` order -0 below +0 and give NaN when either operand is NaN
 /// (LLVM's `minimum`/`maximum`, not `minnum`), a NaN arithmetic result is the
-/// canonical quiet NaN, and an integer converts to f16/bf16 with one rounding.
+/// canonical quiet NaN where the op is marked `nan = canonical` (the
+/// canonicalize-nan pass marks those whose NaN may be seen), and an integer
+/// converts to f16/bf16 with one rounding.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
@@ -26,20 +28,6 @@ llvm::Type *int32Like(llvm::IRBuilder<> &b, llvm::Type *t) {
   if (auto *vt = llvm::dyn_cast<llvm::VectorType>(t))
     return llvm::VectorType::get(b.getInt32Ty(), vt->getElementCount());
   return b.getInt32Ty();
-}
-
-/// `v` (f32 lanes) with every NaN replaced by the canonical quiet NaN
-/// 0x7fc00000. Which NaN the hardware makes (x86: 0xffc00000 from non-NaN
-/// operands; the first operand's of two) and which LLVM's folding makes
-/// (0x7fc00000) differ, and instruction selection may swap commutative
-/// operands: only a canonical result is the same in every build. The select
-/// is on the integer bits, which no float simplification can see through.
-llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v) {
-  llvm::Type *bitsType = int32Like(b, v->getType());
-  llvm::Value *isNaN = b.CreateFCmpUNO(v, v);
-  llvm::Value *bits = b.CreateBitCast(v, bitsType);
-  llvm::Value *canonical = llvm::ConstantInt::get(bitsType, 0x7fc00000u);
-  return b.CreateBitCast(b.CreateSelect(isNaN, canonical, bits), v->getType());
 }
 
 /// An integer (lanes of i32/u32/i64/u64, signedness `isSigned`) rounded
@@ -79,23 +67,20 @@ llvm::Value *roundIntToPrecision(llvm::IRBuilder<> &b, llvm::Value *v, bool isSi
   return isSigned ? b.CreateSelect(negative, b.CreateFNeg(f), f) : f;
 }
 
-/// Whether a float result of `k` is computed (and so canonicalised): not a
-/// sign operation, rounding to an integral value, cast, bitcast or select,
-/// which keep a NaN operand's bits.
-bool isFloatArithmetic(OpKind k) {
-  switch (k) {
-  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-  case OpKind::Rem: case OpKind::Fma: case OpKind::Min: case OpKind::Max:
-  case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Exp: case OpKind::Log:
-  case OpKind::Exp2: case OpKind::Log2: case OpKind::Tanh: case OpKind::Sigmoid:
-  case OpKind::Erf: case OpKind::Sin: case OpKind::Cos: case OpKind::Pow:
-    return true;
-  default:
-    return false;
-  }
-}
-
 } // namespace
+
+/// Which NaN the hardware makes (x86: 0xffc00000 from non-NaN operands; the
+/// first operand's of two) and which LLVM's folding makes (0x7fc00000)
+/// differ, and instruction selection may swap commutative operands: only a
+/// canonical result is the same in every build. The select is on the integer
+/// bits, which no float simplification can see through.
+llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v) {
+  llvm::Type *bitsType = int32Like(b, v->getType());
+  llvm::Value *isNaN = b.CreateFCmpUNO(v, v);
+  llvm::Value *bits = b.CreateBitCast(v, bitsType);
+  llvm::Value *canonical = llvm::ConstantInt::get(bitsType, 0x7fc00000u);
+  return b.CreateBitCast(b.CreateSelect(isNaN, canonical, bits), v->getType());
+}
 
 llvm::Value *CodeGen::emitCast(llvm::Value *v, ScalarKind from, ScalarKind to,
                                unsigned lanes) {
@@ -278,7 +263,11 @@ llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
     failed_ = true;
     return llvm::UndefValue::get(vecType(k, lanes));
   }();
-  if (ir::isFloat(op.result()->type().elem()) && isFloatArithmetic(op.kind()))
+  // Only where the canonicalize-nan pass found the NaN's bits may be seen:
+  // elsewhere only whether the result is NaN matters, which its bits do not
+  // change.
+  if (op.attrs().canonicalNaN && ir::isFloat(op.result()->type().elem()) &&
+      ir::isFloatArithmetic(op.kind()))
     return canonicalizeNaN(b_, r);
   return r;
 }

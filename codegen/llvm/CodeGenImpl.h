@@ -35,6 +35,11 @@ struct TensorInfo {
   ir::ScalarKind elem;
 };
 
+/// `v` (f32 lanes) with every NaN replaced by the canonical quiet NaN
+/// 0x7fc00000 (CodeGenElementwise.cpp): what an op marked `nan = canonical`
+/// and every `mma` result go through.
+llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v);
+
 class CodeGen {
 public:
   CodeGen(const ir::Kernel &k, llvm::LLVMContext &ctx, llvm::Module &m,

@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - The Tile IR pass pipeline ---------------------------===//
 #include "codegen/passes/Pipeline.h"
 
+#include "codegen/passes/CanonicalizeNaN.h"
 #include "codegen/passes/FoldConstants.h"
 #include "codegen/passes/FuseElementwise.h"
 #include "codegen/passes/InsertBoundsChecks.h"

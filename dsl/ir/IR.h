@@ -60,6 +60,16 @@
 ///   width (byte-exact copies of any element).
 /// - `cmp` yields i1; its operands may be any kind (same kind for both).
 ///   Float comparisons are ordered except `ne`, which is unordered.
+/// - NaN bits (docs/dsl.md 5): a float arithmetic op (`isFloatArithmetic`)
+///   or a float `reduce` with the attribute `nan = canonical` gives the
+///   canonical quiet NaN 0x7fc00000 where its result is NaN, whatever NaNs
+///   its operands carry; without it, a NaN of unspecified sign and payload.
+///   `mma` always gives the canonical NaN. The canonicalize-nan pass sets the
+///   attribute exactly where a NaN result's bits may be seen (stored, or
+///   carried on by data movement, `select`, `neg`, `abs`, `floor`, `ceil`,
+///   `round`, a float `cast` or `bitcast`); whether a result is NaN never
+///   depends on its operands' NaN bits, so arithmetic, `cmp`, `reduce` and
+///   `mma` operands do not count as seen.
 ///
 /// ## Operation semantics (operands; attributes; result)
 /// Misc:
@@ -73,7 +83,8 @@
 /// - `dim`          (tensor); axis; i64. Runtime size of that tensor axis.
 /// - `stride`       (tensor); axis; i64. Runtime stride in elements.
 /// Elementwise: as in the semantics note. `cast` and `bitcast` get the
-///   destination kind from their result type. `cmp` has attribute `predicate`.
+///   destination kind from their result type. `cmp` has attribute `predicate`;
+///   the float arithmetic ops may have `nan` (= canonical).
 ///   `select(c, a, b)`: c is i1. `fma(a, b, c)` = a*b+c with one rounding (f32).
 /// Tile:
 /// - `splat`     (scalar); ; tile. Every element is the scalar.
@@ -83,7 +94,7 @@
 ///               equals the result's; size-1 dimensions repeat.
 /// - `reshape`   (tile); ; tile with the same element count (row-major).
 /// - `transpose` (tile of rank 2); ; the transposed tile.
-/// - `reduce`    (tile); kind (sum|max|min), axis; the tile without that axis
+/// - `reduce`    (tile); kind (sum|max|min), axis, nan; the tile without that axis
 ///               (a scalar if the operand had rank 1). Float `sum` association
 ///               order is unspecified; `max`/`min` of floats propagate NaN.
 ///               Integer sums wrap.
@@ -93,7 +104,8 @@
 ///               tile<f32, M, N>. result[m, n] = acc[m, n] + sum_k a[m,k]*b[k,n]
 ///               computed in f32 with one fma per k in ascending k (with
 ///               transB and few rows: lane partials summed by halving, then
-///               added to acc; docs/dsl.md 8.7).
+///               added to acc; docs/dsl.md 8.7). A NaN element of the result
+///               is the canonical NaN.
 /// - `fused`     (inputs...); ; one tile result. Produced by the
 ///               fuse-elementwise pass. Inputs are tiles (each of the result's
 ///               rank, dimensions 1 or the result's: broadcast) or scalars. The
@@ -308,6 +320,21 @@ inline bool isFloatMath(OpKind k) {
   }
 }
 
+/// True for the ops that compute a new value from their operands' values on
+/// floats (`add sub mul div rem fma min max` and the isFloatMath ops): a NaN
+/// result is canonical with `nan = canonical` (see "NaN bits" above). Not
+/// `neg`, `abs`, `floor`, `ceil`, `round`, `cast`, `bitcast` or `select`,
+/// which keep a NaN operand's bits.
+inline bool isFloatArithmetic(OpKind k) {
+  switch (k) {
+  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+  case OpKind::Rem: case OpKind::Fma: case OpKind::Min: case OpKind::Max:
+    return true;
+  default:
+    return isFloatMath(k);
+  }
+}
+
 enum class CmpPredicate : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 /// A store's region against the same tensor's loads that feed its value
 /// (see `store` above).
@@ -372,6 +399,9 @@ struct OpAttrs {
                               ///< it in place (no bulk copy into the buffer)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
   Overlap overlap = Overlap::None; ///< store: against the loads feeding it
+  bool canonicalNaN = false;  ///< float arithmetic, float reduce: a NaN
+                              ///< result is the canonical NaN (printed
+                              ///< `nan = canonical`; canonicalize-nan)
   std::vector<int64_t> extent; ///< prefetch: the region's tile shape;
                                ///< check_bounds: the access's region
   std::string name;           ///< const_param; check_bounds: the access

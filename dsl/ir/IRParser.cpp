@@ -653,6 +653,11 @@ private:
         if (tok_.kind != Tok::Ident || !parseOverlap(tok_.text, a.overlap))
           return errorHere("expected disjoint, in_place, buffered or checked");
         advance();
+      } else if (name == "nan") {
+        if (tok_.kind != Tok::Ident || tok_.text != "canonical")
+          return errorHere("expected canonical");
+        a.canonicalNaN = true;
+        advance();
       } else if (name == "extent") {
         if (!expectPunct("["))
           return false;

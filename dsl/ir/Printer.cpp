@@ -178,6 +178,8 @@ private:
     default:
       break;
     }
+    if (a.canonicalNaN)
+      parts.push_back("nan = canonical");
     if (parts.empty())
       return;
     os_ << " {";

@@ -191,6 +191,10 @@ private:
     const Type rt = op.numResults() ? op.result()->type() : Type::none();
     if (!checkResultCount(op))
       return;
+    if (op.attrs().canonicalNaN &&
+        !((isFloatArithmetic(op.kind()) || op.kind() == OpKind::Reduce) &&
+          isFloat(rt.elem()) && !rt.isTensor()))
+      fail(op, "'nan = canonical' is for float arithmetic and float reductions");
     switch (family(op.kind())) {
     case OpFamily::Unary:
     case OpFamily::Binary:

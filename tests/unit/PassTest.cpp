@@ -506,7 +506,8 @@ TEST(PlanBuffersPass, OverBudgetNamesTheLargestTiles) {
 TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
   EXPECT_EQ(passes::registeredPasses(),
             (std::vector<std::string>{"specialize", "insert-bounds-checks", "fold-constants",
-                                      "fuse-elementwise", "resolve-overlap", "plan-buffers"}));
+                                      "fuse-elementwise", "resolve-overlap", "canonicalize-nan",
+                                      "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
   EXPECT_FALSE(passes::runPasses(*k, {"no-such-pass"}, diags));
@@ -541,7 +542,8 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
   EXPECT_EQ(log, (std::vector<std::string>{
                      "specialize unchanged", "insert-bounds-checks unchanged",
                      "fold-constants unchanged", "fuse-elementwise unchanged",
-                     "resolve-overlap changed", "plan-buffers changed"}));
+                     "resolve-overlap changed", "canonicalize-nan unchanged",
+                     "plan-buffers changed"}));
   // The store writes the region its value was loaded from.
   EXPECT_EQ(m->kernels[0]->body().ops().back()->attrs().overlap, ir::Overlap::InPlace);
 }
