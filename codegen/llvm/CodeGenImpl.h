@@ -275,6 +275,8 @@ private:
   };
   AccBlock loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0, unsigned mr,
                             llvm::Value *n0, int64_t cols);
+  /// Stores an mma's final accumulators `out` where `acc` was loaded from,
+  /// each NaN the canonical one.
   void storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out);
   /// Packs an mma operand (`emit` gets where it is): once, before the
   /// outermost loop around the mma in which `v` does not change, or here.

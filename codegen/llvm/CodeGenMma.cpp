@@ -33,6 +33,12 @@
 ///   and step, the broadcast form k and k + 1 at once, b's two rows
 ///   interleaved (vpunpck{l,h}wd) and its accumulators kept in that order.
 ///
+/// Every form makes a NaN of the result the canonical quiet NaN as it writes
+/// its final accumulators into the result (docs/dsl.md 5): which NaN an FMA
+/// passes on depends on its operand order, which differs between the forms
+/// and the targets. One compare and select per result vector; the scratch
+/// sums and packed operands are left as they are.
+///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
 
@@ -108,7 +114,8 @@ CodeGen::AccBlock CodeGen::loadAccumulators(llvm::Value *C, int64_t N, llvm::Val
 
 void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out) {
   for (size_t i = 0; i < out.size(); ++i)
-    storeElems(ScalarKind::F32, out[i], acc.ptr[i], lanes_, acc.masks[i % acc.nv]);
+    storeElems(ScalarKind::F32, canonicalizeNaN(b_, out[i]), acc.ptr[i], lanes_,
+               acc.masks[i % acc.nv]);
 }
 
 unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
@@ -134,8 +141,20 @@ void CodeGen::emitMma(const ir::Op &op) {
   Forwarded fa = accessOf(a), fb = accessOf(bv);
   copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
-  if (K == 0)
+  if (K == 0) {
+    // The result is acc, canonical like any other.
+    int64_t n = M * N, full = n / L * L;
+    auto canonical = [&](llvm::Value *i, llvm::Value *mask) {
+      llvm::Value *p = elemPtr(ScalarKind::F32, C, i);
+      storeElems(ScalarKind::F32,
+                 canonicalizeNaN(b, loadElems(ScalarKind::F32, p, L, mask)), p, L, mask);
+    };
+    if (full > 0)
+      emitLoop(i64(0), i64(full), L, [&](llvm::Value *i) { canonical(i, nullptr); });
+    if (full < n)
+      canonical(i64(full), prefixMask(static_cast<unsigned>(n - full), L));
     return;
+  }
 
   auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
     llvm::Value *v = loadElems(kind, elemPtr(kind, base, idx), L, mask);
@@ -354,8 +373,9 @@ void CodeGen::emitMma(const ir::Op &op) {
                           : zero;
         llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
         storeElems(ScalarKind::F32,
-                   b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), laneSums(v)), cp, L,
-                   cmask);
+                   canonicalizeNaN(b, b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask),
+                                                   laneSums(v))),
+                   cp, L, cmask);
       }
     };
     // When a pass's M x R accumulators fill a vector's lanes (G = 2, 4, 8 on
@@ -373,8 +393,9 @@ void CodeGen::emitMma(const ir::Op &op) {
       for (int64_t m = 0; m < M; ++m) {
         llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
         storeElems(ScalarKind::F32,
-                   b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr), X[m]), cp, L,
-                   nullptr);
+                   canonicalizeNaN(b, b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr),
+                                                   X[m])),
+                   cp, L, nullptr);
       }
     };
     int64_t nFull = N / L * L, nTail = N - nFull;
@@ -485,7 +506,8 @@ void CodeGen::emitMma(const ir::Op &op) {
         });
     for (unsigned m = 0; m < mr; ++m)
       for (unsigned v = 0; v < nv; v += 2) {
-        llvm::Value *lo = out[m * nv + v], *hi = out[m * nv + v + 1];
+        llvm::Value *lo = canonicalizeNaN(b, out[m * nv + v]);
+        llvm::Value *hi = canonicalizeNaN(b, out[m * nv + v + 1]);
         storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromLo), cptr[m * nv + v], L,
                    nullptr);
         storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromHi),
@@ -787,6 +809,18 @@ void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
         if (tc[i][j])
           b.CreateIntrinsic(llvm::Intrinsic::x86_tilestored64_internal, {},
                             {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride, tc[i][j]});
+    // The tiles' NaNs made canonical in place, a row of the block at a time
+    // (the tile registers have no select).
+    llvm::Type *vf = llvm::FixedVectorType::get(b.getFloatTy(), 16);
+    emitLoop(i64(0), i64(r0 + r1), 1, [&](llvm::Value *r) {
+      for (int64_t c = 0; c < c0 + c1; c += 16) {
+        llvm::Value *p = b.CreateGEP(
+            b.getFloatTy(), C,
+            b.CreateAdd(b.CreateMul(b.CreateAdd(m0, r), i64(N)), b.CreateAdd(n0, i64(c))));
+        b.CreateAlignedStore(
+            canonicalizeNaN(b, b.CreateAlignedLoad(vf, p, llvm::Align(4))), p, llvm::Align(4));
+      }
+    });
   };
   // A last row (column) of single tiles where M (N) is an odd number of 16s.
   const int64_t mFull = M / 32 * 32, nFull = N / 32 * 32;
