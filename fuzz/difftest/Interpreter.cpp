@@ -618,6 +618,18 @@ std::optional<Val> Interp::convertForVar(const RV &r, Kind k, const Shape &s, So
 // Elementwise arithmetic
 //===----------------------------------------------------------------------===//
 
+/// docs/dsl.md 5, "NaN bits": an arithmetic result that is a NaN is the
+/// canonical quiet NaN 0x7fc00000, whatever NaNs the operands carry (this
+/// host's own arithmetic would give its default NaN or an operand's).
+float canonNaN(float x) {
+  if (!std::isnan(x))
+    return x;
+  uint32_t bits = 0x7fc00000u;
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
 float fminmax(bool isMin, float a, float b) {
   // docs/dsl.md 8.6: NaN from either side propagates; -0 is below +0.
   if (std::isnan(a))
@@ -715,6 +727,7 @@ std::pair<float, double> floatOp(const std::string &op, float a, float b, double
   else if (op == "/") r = a / b;
   else if (op == "%") r = std::fmod(a, b); // exact, as C's fmod
   else r = fminmax(op == "min", a, b);
+  r = canonNaN(r);
   bool inexact = ta > 0 || tb > 0;
   if (!inexact)
     return {r, 0};
@@ -1201,7 +1214,7 @@ std::optional<RV> Interp::evalCall(const Expr &e) {
     for (size_t i = 0; i < x.size(); ++i) {
       float xf = x.e[i].f, yf = y.e[i].f;
       num::MathResult m = num::mathPow(xf, yf);
-      out.e[i].f = m.value;
+      out.e[i].f = canonNaN(m.value);
       double t = m.tol;
       double tx = x.t[i], ty = y.t[i];
       if (tx > 0 || ty > 0) {
@@ -1262,7 +1275,7 @@ std::optional<RV> Interp::evalCall(const Expr &e) {
       Val out = makeVal(Kind::F32, a.shape);
       for (size_t i = 0; i < a.size(); ++i) {
         float x = a.e[i].f, y = b.e[i].f, z = c.e[i].f;
-        float res = std::fma(x, y, z); // one rounding (docs/dsl.md 6: fused)
+        float res = canonNaN(std::fma(x, y, z)); // one rounding (docs/dsl.md 6: fused)
         out.e[i].f = res;
         double tx = a.t[i], ty = b.t[i], tz = c.t[i];
         bool inexact = tx > 0 || ty > 0 || tz > 0;
@@ -1507,7 +1520,7 @@ std::optional<RV> Interp::evalMath(const Expr &e, const std::string &n, Val v) {
         tol = n == "abs" && !inexactIn(x, t) ? t : kInf; // floor & co. jump
     } else {
       num::MathResult m = num::math(n, x);
-      res = m.value;
+      res = canonNaN(m.value);
       tol = m.tol;
       if (t > 0) {
         double spread;
@@ -1570,6 +1583,7 @@ std::optional<RV> Interp::evalReduce(const Expr &e, const std::string &n, Val v,
         float acc = v.e[at(0)].f;
         for (int64_t k = 1; k < len; ++k)
           acc = fminmax(n == "min", acc, v.e[at(k)].f);
+        acc = canonNaN(acc);
         out.e[dst].f = acc;
         out.t[dst] = !inexact ? 0 : std::isfinite(acc) ? tmax : kInf;
         continue;
@@ -1588,7 +1602,7 @@ std::optional<RV> Interp::evalReduce(const Expr &e, const std::string &n, Val v,
         else
           special = true;
       }
-      float res = static_cast<float>(exact);
+      float res = canonNaN(static_cast<float>(exact));
       out.e[dst].f = res;
       double t;
       if (special) {
@@ -1693,7 +1707,7 @@ std::optional<RV> Interp::evalMma(const Expr &e) {
           subMeetsSpecial |= !std::isfinite(x) || !std::isfinite(y);
         }
       }
-      float res = static_cast<float>(exact);
+      float res = canonNaN(static_cast<float>(exact));
       out.e[o].f = res;
       double t;
       if (special)
