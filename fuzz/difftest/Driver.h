@@ -42,7 +42,7 @@ struct Verdict {
   bool violation = false;
 };
 
-/// The inputs of `p`'s launch, from p.inputSeed: tensors' storage with
+/// The inputs of `p`'s launch, each tensor's from its ArgSpec::dataSeed: storage with
 /// special values (+-0, subnormals, NaN, +-inf, each kind's extremes,
 /// values near f16/bf16 rounding boundaries) among ordinary ones.
 std::vector<Argument> makeInputs(const Program &p);

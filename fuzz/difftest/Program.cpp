@@ -27,6 +27,10 @@ unsigned kindBits(ElemType t) {
   return 0;
 }
 
+uint64_t positionalDataSeed(uint64_t inputSeed, size_t index) {
+  return inputSeed * 1000003u + index * 7919u + 17;
+}
+
 namespace {
 
 void printExpr(const Program &p, const Expr &e, std::ostream &os) {
@@ -174,12 +178,14 @@ std::string printKernel(const Program &p) {
     std::string type = a.typeName.empty() ? kindName(a.type) : a.typeName;
     if (!a.isTensor) {
       os << type;
-      continue;
+    } else {
+      os << "gm<" << type << ">[";
+      for (size_t d = 0; d < a.dimNames.size(); ++d)
+        os << (d ? ", " : "") << a.dimNames[d];
+      os << ']';
     }
-    os << "gm<" << type << ">[";
-    for (size_t d = 0; d < a.dimNames.size(); ++d)
-      os << (d ? ", " : "") << a.dimNames[d];
-    os << ']';
+    if (!a.guard.empty())
+      os << " if " << a.guard;
   }
   os << ") grid(";
   for (size_t i = 0; i < p.grid.size(); ++i) {
@@ -204,7 +210,9 @@ std::vector<std::pair<std::string, std::string>> specOf(const Program &p) {
 // The header, one `// difftest:` line per item:
 //   // difftest: class mismatch-levels seed 123 inputs 456 kernel k
 //   // difftest: set T=f16
-//   // difftest: tensor x f32 shape 5,7 strides 9,1 offset 2 storage 48 exact 1
+//   // difftest: tensor x f32 shape 5,7 strides 9,1 offset 2 storage 48 exact 1 data 99
+// (`data`: the seed of the tensor's contents; without it, the one of its
+// position, positionalDataSeed). An absent conditional parameter has no line.
 //   // difftest: scalar n i64 17
 //   // difftest: scalar a f32 0x3f800000
 std::string printRegression(const Program &p, const std::string &failureClass,
@@ -215,10 +223,13 @@ std::string printRegression(const Program &p, const std::string &failureClass,
   for (const auto &[name, value] : specOf(p))
     os << "// difftest: set " << name << "=" << value << "\n";
   for (const ArgSpec &a : p.args) {
+    if (!a.present)
+      continue;
     if (a.isTensor) {
       os << "// difftest: tensor " << a.name << " " << kindName(a.type) << " shape "
          << join(a.shape) << " strides " << join(a.strides) << " offset " << a.offset
-         << " storage " << a.storage << " exact " << (a.exact ? 1 : 0) << "\n";
+         << " storage " << a.storage << " exact " << (a.exact ? 1 : 0) << " data "
+         << a.dataSeed << "\n";
     } else if (a.type == ElemType::F32) {
       char buf[16];
       snprintf(buf, sizeof buf, "0x%08x", a.floatBits);
@@ -275,6 +286,7 @@ std::optional<std::string> parseRegression(const std::string &file, Program &p,
       if (!rt::parseElemType(kind, a.type))
         return "unknown element kind in: " + line;
       a.isTensor = what == "tensor";
+      a.dataSeed = positionalDataSeed(p.inputSeed, p.args.size());
       if (a.isTensor) {
         std::string k, v;
         while (ws >> k >> v) {
@@ -288,6 +300,8 @@ std::optional<std::string> parseRegression(const std::string &file, Program &p,
             a.storage = std::stoll(v);
           else if (k == "exact")
             a.exact = v == "1";
+          else if (k == "data")
+            a.dataSeed = std::stoull(v);
         }
         if (a.shape.size() != a.strides.size() || a.shape.empty())
           return "shape and strides disagree in: " + line;

@@ -91,7 +91,21 @@ struct ArgSpec {
   /// bit for bit at every target and in debug mode (no float sum, mma or
   /// math builtin feeds it): compared even where the interpreter cannot run.
   bool exact = true;
+  /// The seed of this tensor's contents (and of the bytes around it). Each
+  /// argument keeps its own, so dropping another argument (the minimiser)
+  /// leaves its data as it was.
+  uint64_t dataSeed = 0;
+  /// A conditional parameter (docs/dsl.md section 4): declared with
+  /// `if guard`; absent (`present` false) where the guard is false, and then
+  /// not passed at launch nor listed in a regression file's header.
+  std::string guard;
+  bool present = true;
 };
+
+/// The seed of argument `index`'s data when a file does not record one:
+/// the argument's position (regression files written before each argument
+/// carried its own seed).
+uint64_t positionalDataSeed(uint64_t inputSeed, size_t index);
 
 struct Program {
   std::string kernel = "k";
