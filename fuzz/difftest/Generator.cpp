@@ -220,7 +220,10 @@ private:
   // Statements.
   void genStmts(std::vector<Stmt> &out, int count, int depth);
   void genStmt(std::vector<Stmt> &out, int depth);
-  void snipStore(std::vector<Stmt> &out);
+  void snipStore(std::vector<Stmt> &out, const Tensor *into = nullptr);
+  void snipGuarded(std::vector<Stmt> &out, int depth, size_t which);
+  void makeGuarded();
+  Expr compoundValue(const Ty &t, const std::string &op);
   void snipLet(std::vector<Stmt> &out);
   void snipScalarStore(std::vector<Stmt> &out);
   void snipLoop(std::vector<Stmt> &out, int depth);
@@ -274,6 +277,16 @@ private:
   std::vector<std::vector<Var>> scopes_;
   std::map<ElemType, std::string> dtypeParam_;
   std::vector<std::string> boolParams_, enumParams_;
+  std::map<std::string, bool> boolValue_;  ///< the value each bool parameter has
+  std::map<std::string, int> enumValue_;   ///< the enumerator each enum parameter has
+  /// Conditional parameters: the tensor (not in tensors_ but inside an `if`
+  /// on its guard), its guard, and whether it has been used.
+  struct Guarded {
+    Tensor tensor;
+    std::string guard;
+    bool used = false;
+  };
+  std::vector<Guarded> guarded_;
   std::vector<size_t> scalarArgs_;
   int counter_ = 0;
   int64_t gridSize_ = 1;
@@ -294,8 +307,11 @@ std::vector<int> Gen::randomShape(int rank) {
     for (int i = 0; i < rank; ++i)
       s.push_back(randomSize());
     if (elements(s) <= 1200 || attempt > 8) {
-      while (elements(s) > 1200)
-        s[0] = newSize(std::max<int64_t>(1, sizeValue(s[0]) / 4));
+      while (elements(s) > 1200) { // the largest axis shrinks (rank 4: any may have to)
+        auto big = std::max_element(s.begin(), s.end(),
+                                    [&](int x, int y) { return sizeValue(x) < sizeValue(y); });
+        *big = newSize(std::max<int64_t>(1, sizeValue(*big) / 4));
+      }
       return s;
     }
   }
@@ -309,7 +325,7 @@ void Gen::makeTensor(ElemType kind, int rank, const std::string &typeName) {
   a.typeName = typeName;
   int64_t elems = 1;
   for (int i = 0; i < rank; ++i) {
-    int64_t d = chance(0.15) ? range(1, 3) : range(1, rank == 1 ? 80 : rank == 2 ? 30 : 12);
+    int64_t d = chance(0.15) ? range(1, 3) : range(1, rank == 1 ? 80 : rank == 2 ? 30 : rank == 3 ? 12 : 6);
     a.shape.push_back(d);
     elems *= d;
     a.dimNames.push_back(chance(0.2) ? "_" : a.name + "_" + std::to_string(i));
@@ -688,7 +704,7 @@ Expr Gen::genFloat(const Ty &t, int depth) {
     return call("bitcast", {gen(Ty{from, t.shape}, depth - 1)}, t, typeText(ElemType::F32));
   }
   case 10: {
-    if (t.shape.size() >= 3)
+    if (t.shape.size() >= 4)
       return genLeaf(t);
     std::string f = pick(std::vector<std::string>{"sum", "sum", "max", "min"});
     Ty in = t;
@@ -754,6 +770,12 @@ Expr Gen::genInt(const Ty &t, int depth) {
   case 3: {
     std::string op = chance(0.5) ? "<<" : ">>";
     feature("op" + op);
+    if (chance(0.5)) {
+      // By a runtime amount of the same kind: any value, taken modulo the
+      // width (docs/dsl.md section 5), negative and past the width included.
+      feature(std::string("shift-runtime-") + kindName(t.elem));
+      return binary(op, gen(t, depth - 1), operandFor(t, depth - 1), t);
+    }
     return binary(op, gen(t, depth - 1), intLit(range(0, bits - 1)), t);
   }
   case 4:
@@ -792,7 +814,7 @@ Expr Gen::genInt(const Ty &t, int depth) {
                            operandFor(t, depth - 1)},
                 t);
   case 9: {
-    if (t.shape.size() >= 3)
+    if (t.shape.size() >= 4)
       return genLeaf(t);
     std::string f = pick(std::vector<std::string>{"sum", "max", "min"});
     Ty in = t;
@@ -871,11 +893,14 @@ Stmt Gen::storeStmt(const Tensor &x, Expr offsets, Expr value, bool hints) {
   return exprStmt(call("store", std::move(args), std::nullopt, "", std::move(names)));
 }
 
-void Gen::snipStore(std::vector<Stmt> &out) {
-  Tensor x = pick(tensors_);
+void Gen::snipStore(std::vector<Stmt> &out, const Tensor *into) {
+  Tensor x = into ? *into : pick(tensors_);
   int rank = static_cast<int>(range(1, static_cast<int64_t>(x.shape.size())));
+  if (x.shape.size() == 4 && chance(0.5))
+    rank = 4;
   Ty t{x.kind, randomShape(rank)};
   feature("tile-rank" + std::to_string(rank));
+  feature(sizeValue(t.shape.back()) % 8 ? "tile-inner-not-vector-multiple" : "tile-inner-vector-multiple");
   Expr v = gen(t, static_cast<int>(range(1, 4)));
   out.push_back(storeStmt(x, offsetsFor(x, t.shape), std::move(v)));
 }
@@ -888,6 +913,11 @@ void Gen::snipLet(std::vector<Stmt> &out) {
   bool isVar = chance(0.3);
   out.push_back(letStmt(n, gen(t, static_cast<int>(range(1, 3))), isVar));
   declare(n, t, isVar);
+  if (isVar && isArithKind(k) && chance(0.6)) {
+    static const char *ops[] = {"+=", "-=", "*=", "/="};
+    std::string op = pickOf(ops);
+    out.push_back(assign(nameRef(n, t), compoundValue(t, op), op));
+  }
   // Use it right away, so it is not dead.
   auto xs = tensors_;
   std::vector<size_t> fits;
@@ -1019,8 +1049,14 @@ void Gen::snipLoop(std::vector<Stmt> &out, int depth) {
       ld = call("cast", {std::move(ld)}, kt, "f32");
     declare(c, Ty{ElemType::I64, {}}, false);
     Expr rhs = chance(0.5) ? std::move(ld) : gen(kt, 2);
-    f.body.push_back(assign(nameRef(acc), binary(chance(0.5) ? "+" : "-", nameRef(acc), std::move(rhs), kt),
-                            "="));
+    std::string op = chance(0.5) ? "+" : "-";
+    if (chance(0.4)) {
+      f.body.push_back(assign(nameRef(acc, kt), std::move(rhs), op + "="));
+      feature("compound-assign");
+      feature("compound" + op + "=");
+    } else {
+      f.body.push_back(assign(nameRef(acc), binary(op, nameRef(acc), std::move(rhs), kt), "="));
+    }
     if (depth < 2) {
       ++loopDepth_;
       genStmts(f.body, static_cast<int>(range(0, 2)), depth + 1);
@@ -1059,8 +1095,16 @@ void Gen::snipIf(std::vector<Stmt> &out, int depth) {
   }
   scopes_.emplace_back();
   genStmts(s.body, static_cast<int>(range(1, 2)), depth + 1);
-  if (carried)
-    s.body.push_back(assign(nameRef(carried->first), gen(carried->second, 2)));
+  if (carried) {
+    if (isArithKind(carried->second.elem) && chance(0.4)) {
+      static const char *ops[] = {"+=", "-=", "*=", "/="};
+      std::string op = pickOf(ops);
+      s.body.push_back(assign(nameRef(carried->first, carried->second),
+                              compoundValue(carried->second, op), op));
+    } else {
+      s.body.push_back(assign(nameRef(carried->first), gen(carried->second, 2)));
+    }
+  }
   scopes_.pop_back();
   if (chance(0.5)) {
     s.hasElse = true;
@@ -1422,7 +1466,109 @@ void Gen::snipLoopOverflow(std::vector<Stmt> &out) {
   out.push_back(std::move(f));
 }
 
+Expr Gen::compoundValue(const Ty &t, const std::string &op) {
+  // `v op= x`: x is v's type or broadcasts to it (a scalar onto a tile).
+  feature("compound-assign");
+  feature("compound" + op);
+  if (chance(0.3))
+    return literalOf(t.elem);
+  return operandFor(t, 2);
+}
+
+void Gen::makeGuarded() {
+  // A parameter present only where a compile-time condition holds
+  // (docs/dsl.md section 4): `x: gm<T>[...] if COND`, used only inside
+  // `if COND { ... }` (section 8.4: the branch a specialisation does not
+  // take may name it). The condition is over a bool and/or an enum
+  // parameter, made here if the kernel has none.
+  if (boolParams_.empty() && enumParams_.empty()) {
+    bool v = chance(0.5);
+    bool useDefault = chance(0.3);
+    p_.cparams.push_back({"G", useDefault ? std::string("bool = ") + (v ? "true" : "false") : "bool",
+                          useDefault ? "" : (v ? "true" : "false")});
+    boolParams_.push_back("G");
+    boolValue_["G"] = v;
+  }
+  int count = chance(0.3) ? 2 : 1;
+  for (int c = 0; c < count; ++c) {
+    std::vector<std::pair<std::string, bool>> conds;
+    for (const std::string &b : boolParams_) {
+      conds.push_back({b, boolValue_[b]});
+      conds.push_back({"!" + b, !boolValue_[b]});
+    }
+    for (const std::string &e : enumParams_) {
+      int which = static_cast<int>(range(0, 2));
+      std::string en = std::string("E") + static_cast<char>('A' + which);
+      conds.push_back({e + " == " + en, enumValue_[e] == which});
+      conds.push_back({e + " != " + en, enumValue_[e] != which});
+    }
+    auto cond = pick(conds);
+    if (conds.size() > 2 && chance(0.3)) {
+      auto other = pick(conds);
+      bool both = chance(0.5);
+      cond = {cond.first + (both ? " && " : " || ") + other.first,
+              both ? cond.second && other.second : cond.second || other.second};
+    }
+    ElemType k = chance(0.5) ? ElemType::F32 : pickOf(kAllKinds);
+    makeTensor(k, static_cast<int>(range(1, 3)));
+    Tensor t = tensors_.back();
+    tensors_.pop_back();
+    ArgSpec &a = p_.args[t.arg];
+    a.guard = cond.first;
+    a.present = cond.second;
+    guarded_.push_back({t, cond.first, false});
+    feature("param-conditional");
+    feature(cond.second ? "param-conditional-present" : "param-conditional-absent");
+  }
+}
+
+void Gen::snipGuarded(std::vector<Stmt> &out, int depth, size_t which) {
+  // if COND { statements that may use the conditional tensor, one that
+  // does } [else { statements that do not }]
+  Guarded &g = guarded_[which];
+  g.used = true;
+  Stmt s;
+  s.kind = Stmt::Kind::If;
+  s.cond = lit(g.guard, false);
+  feature("if-compile-time");
+  feature("param-conditional-use");
+  Tensor t = g.tensor;
+  tensors_.push_back(t);
+  scopes_.emplace_back();
+  if (chance(0.5))
+    snipStore(s.body, &t);
+  genStmts(s.body, static_cast<int>(range(0, 1)), depth + 1);
+  if (s.body.empty() || chance(0.5)) {
+    // Read it into another tensor (or itself).
+    std::vector<Tensor> same;
+    for (const Tensor &x : tensors_)
+      if (x.kind == t.kind)
+        same.push_back(x);
+    Tensor y = pick(same); // t itself at least
+    int rank = static_cast<int>(range(1, static_cast<int64_t>(std::min(t.shape.size(), y.shape.size()))));
+    Ty ty{t.kind, randomShape(rank)};
+    s.body.push_back(storeStmt(y, offsetsFor(y, ty.shape), load(t, ty.shape)));
+  }
+  scopes_.pop_back();
+  // Out of scope again (the one pushed here: a nested `if` on the same
+  // guard pushes and pops its own).
+  for (size_t i = tensors_.size(); i-- > 0;)
+    if (tensors_[i].name == t.name) {
+      tensors_.erase(tensors_.begin() + static_cast<long>(i));
+      break;
+    }
+  if (chance(0.4)) {
+    s.hasElse = true;
+    scopes_.emplace_back();
+    genStmts(s.elseBody, 1, depth + 1);
+    scopes_.pop_back();
+  }
+  out.push_back(std::move(s));
+}
+
 void Gen::genStmt(std::vector<Stmt> &out, int depth) {
+  if (!guarded_.empty() && depth < 2 && chance(0.08))
+    return snipGuarded(out, depth, static_cast<size_t>(range(0, static_cast<int64_t>(guarded_.size()) - 1)));
   int r = static_cast<int>(range(0, 99));
   if (r < 30) return snipStore(out);
   if (r < 42) return snipLet(out);
@@ -1475,11 +1621,14 @@ Program Gen::run() {
     p_.cparams.push_back({"F", useDefault ? std::string("bool = ") + (v ? "true" : "false") : "bool",
                           useDefault ? "" : (v ? "true" : "false")});
     boolParams_.push_back("F");
+    boolValue_["F"] = v;
     feature("cparam-bool");
   }
   if (chance(0.2)) {
-    p_.cparams.push_back({"E", "enum(EA, EB, EC)", std::string("E") + static_cast<char>('A' + range(0, 2))});
+    int e = static_cast<int>(range(0, 2));
+    p_.cparams.push_back({"E", "enum(EA, EB, EC)", std::string("E") + static_cast<char>('A' + e)});
     enumParams_.push_back("E");
+    enumValue_["E"] = e;
     feature("cparam-enum");
   }
   // Tensors and scalars.
@@ -1489,8 +1638,10 @@ Program Gen::run() {
     std::string typeName;
     if (dtypeParam_.count(k) && chance(0.7))
       typeName = dtypeParam_[k];
-    makeTensor(k, static_cast<int>(range(1, 3)), typeName);
+    makeTensor(k, chance(0.1) ? 4 : static_cast<int>(range(1, 3)), typeName);
   }
+  if (chance(0.25))
+    makeGuarded();
   int ns = static_cast<int>(range(0, 3));
   static const ElemType scalarKinds[] = {ElemType::I64, ElemType::F32, ElemType::I32, ElemType::I1};
   for (int i = 0; i < ns; ++i)
@@ -1506,6 +1657,13 @@ Program Gen::run() {
     feature("grid-multi");
   scopes_.emplace_back();
   genStmts(p_.body, static_cast<int>(range(2, 6)), 0);
+  for (size_t g = 0; g < guarded_.size(); ++g)
+    if (!guarded_[g].used)
+      snipGuarded(p_.body, 0, g);
+  // Each argument's data has its own seed, so that dropping one keeps the
+  // others' (the minimiser); by position, as regression files without one.
+  for (size_t i = 0; i < p_.args.size(); ++i)
+    p_.args[i].dataSeed = positionalDataSeed(p_.inputSeed, i);
   // Tensors made by snippets are declared after the first ones: fine.
   Program out = std::move(p_);
   markExactness(out);
@@ -1601,5 +1759,66 @@ void markExactness(Program &p) {
 }
 
 Program generateProgram(uint64_t seed) { return Gen(seed).run(); }
+
+bool FeatureGroup::covers(const std::set<std::string> &features) const {
+  for (const std::string &f : any) {
+    if (!f.empty() && f.back() == '*') {
+      std::string prefix = f.substr(0, f.size() - 1);
+      auto it = features.lower_bound(prefix);
+      if (it != features.end() && it->compare(0, prefix.size(), prefix) == 0)
+        return true;
+    } else if (features.count(f)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<FeatureGroup> &featureGroups() {
+  static const std::vector<FeatureGroup> groups = [] {
+    std::vector<FeatureGroup> g = {
+        {"tile-rank-1", {"tile-rank1"}},
+        {"tile-rank-2", {"tile-rank2"}},
+        {"tile-rank-3", {"tile-rank3"}},
+        {"tile-rank-4", {"tile-rank4"}},
+        {"tile-size-not-vector-multiple", {"tile-inner-not-vector-multiple"}},
+        {"mask", {"mask", "mask-store"}},
+        {"tensor-padded", {"layout-padded"}},
+        {"tensor-transposed", {"layout-transposed"}},
+        {"tensor-inner-strided", {"layout-inner-strided"}},
+    };
+    for (ElemType k : kAllKinds)
+      g.push_back({std::string("kind-") + kindName(k), {std::string("tensor-") + kindName(k)}});
+    g.push_back({"cast", {"cast-*"}});
+    g.push_back({"bitcast", {"bitcast"}});
+    for (const char *f : {"exp", "log", "exp2", "log2", "tanh", "sigmoid", "erf", "sin", "cos",
+                          "sqrt", "rsqrt", "floor", "ceil", "round", "abs", "pow", "fma", "min",
+                          "max"})
+      g.push_back({std::string("builtin-") + f,
+                   {std::string("math-") + f, std::string("math-") + f + "-int"}});
+    g.push_back({"reduction", {"reduce-*"}});
+    for (const char *k : {"f32", "f16", "bf16", "i8"})
+      g.push_back({std::string("mma-") + k, {std::string("mma-") + k + "*"}});
+    g.push_back({"gather", {"gather"}});
+    g.push_back({"scatter", {"scatter"}});
+    g.push_back({"scalar-access", {"scalar-load", "scalar-store"}});
+    g.push_back({"if-runtime", {"if-runtime"}});
+    g.push_back({"if-compile-time", {"if-compile-time"}});
+    g.push_back({"loop-runtime-bounds", {"loop-runtime-bounds"}});
+    g.push_back({"loop-carried-tile", {"loop-double-buffer", "loop-swap", "loop-accumulate", "mma-loop"}});
+    g.push_back({"prefetch", {"prefetch"}});
+    g.push_back({"stream-store", {"stream-store"}});
+    g.push_back({"in-place-update", {"in-place-update", "in-place-copy"}});
+    g.push_back({"param-conditional-present", {"param-conditional-present"}});
+    g.push_back({"param-conditional-absent", {"param-conditional-absent"}});
+    for (const char *op : {"+=", "-=", "*=", "/="})
+      g.push_back({std::string("compound") + op, {std::string("compound") + op}});
+    for (ElemType k : kIntKinds)
+      g.push_back({std::string("shift-runtime-") + kindName(k),
+                   {std::string("shift-runtime-") + kindName(k)}});
+    return g;
+  }();
+  return groups;
+}
 
 } // namespace tilejit::difftest

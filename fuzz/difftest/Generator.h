@@ -24,6 +24,9 @@
 #include "Program.h"
 
 #include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace tilejit::difftest {
 
@@ -35,6 +38,18 @@ Program generateProgram(uint64_t seed);
 /// an approximate math builtin (or on an inexact tensor), directly or
 /// through a condition, a loop bound or an index. Used after shrinking.
 void markExactness(Program &p);
+
+/// A feature of issue 32's list (and of the generator's later additions)
+/// as a named group of the generator's feature names: a program covers it
+/// when it has one of them (a name ending in '*' is a prefix). The
+/// campaign's summary counts programs per group, the unit tests check that
+/// every group is generated.
+struct FeatureGroup {
+  std::string name;
+  std::vector<std::string> any;
+  bool covers(const std::set<std::string> &features) const;
+};
+const std::vector<FeatureGroup> &featureGroups();
 
 } // namespace tilejit::difftest
 
