@@ -4,7 +4,9 @@
 #include "Generator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <map>
 #include <numeric>
 
 namespace tilejit::difftest {
@@ -129,9 +131,53 @@ bool isZeroConstant(const Expr &e) {
                                                              e.args[0].kind == Expr::Kind::Lit));
 }
 
+} // namespace
+
+std::vector<std::string> unusedParameters(const Program &p) {
+  // A name declared once in the kernel's text and never named again: its
+  // declaration is its only occurrence (a tensor's dimension names are
+  // tokens of their own, `t4_0` is not `t4`).
+  std::string text = printKernel(p);
+  std::map<std::string, int> count;
+  for (size_t i = 0; i < text.size();) {
+    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
+      ++count[text.substr(i, j - i)];
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  std::vector<std::string> out;
+  for (const CompileParam &c : p.cparams)
+    if (count[c.name] <= 1)
+      out.push_back(c.name);
+  for (const ArgSpec &a : p.args)
+    if (count[a.name] <= 1)
+      out.push_back(a.name);
+  return out;
+}
+
+bool dropParameters(Program &p, const std::vector<std::string> &names) {
+  size_t before = p.cparams.size() + p.args.size();
+  auto named = [&](const std::string &n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  std::erase_if(p.cparams, [&](const CompileParam &c) { return named(c.name); });
+  std::erase_if(p.args, [&](const ArgSpec &a) { return named(a.name); });
+  return p.cparams.size() + p.args.size() != before;
+}
+
+namespace {
+
 std::vector<Edit> edits(const Program &p0) {
   Program p = p0; // for counting only
   std::vector<Edit> out;
+  // Parameters no statement names, all at once (each argument's data has
+  // its own seed, so the others keep theirs).
+  out.push_back([](Program &q) { return dropParameters(q, unusedParameters(q)); });
   // Statements: delete; replace a for/if by its body (or its else).
   size_t ns = statements(p).size();
   for (size_t i = ns; i-- > 0;) // later statements first: earlier ones define names
@@ -169,10 +215,19 @@ std::vector<Edit> edits(const Program &p0) {
         }
         return true;
       });
-  // Arguments and the grid.
+  // Arguments, compile-time parameters and the grid.
   for (size_t i = 0; i < p.args.size(); ++i)
     out.push_back([i](Program &q) {
+      if (i >= q.args.size())
+        return false;
       q.args.erase(q.args.begin() + static_cast<long>(i));
+      return true;
+    });
+  for (size_t i = 0; i < p.cparams.size(); ++i)
+    out.push_back([i](Program &q) {
+      if (i >= q.cparams.size())
+        return false;
+      q.cparams.erase(q.cparams.begin() + static_cast<long>(i));
       return true;
     });
   out.push_back([](Program &q) {
@@ -277,11 +332,15 @@ Program minimise(const Program &start, const std::string &failureClass,
   Program p = start;
   tries = 0;
   bool progress = true;
+  auto spent = [&] {
+    return tries >= budget.maxTries || elapsed() >= budget.maxSeconds ||
+           (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline);
+  };
   while (progress) {
     progress = false;
     std::vector<Edit> es = edits(p);
     for (size_t i = 0; i < es.size(); ++i) {
-      if (tries >= budget.maxTries || elapsed() > budget.maxSeconds)
+      if (spent())
         return p;
       Program q = p;
       if (!es[i](q))

@@ -5,7 +5,8 @@
 /// variant of the program (a statement deleted or replaced by its body, an
 /// `else` dropped, an expression replaced by one of its operands or by a
 /// constant of its type, a named argument dropped, a tile size or a tensor
-/// axis shrunk, an argument or the grid dropped) and keeps it when the
+/// axis shrunk, the unused parameters, an argument, a compile-time parameter
+/// or the grid dropped) and keeps it when the
 /// oracle still gives the same failure class; it stops at a fixed point or
 /// when the budget is spent. Variants the compiler rejects are simply not
 /// kept (unless the class being reduced is "rejected" itself).
@@ -16,7 +17,9 @@
 
 #include "Program.h"
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,16 @@ namespace tilejit::difftest {
 struct MinimiseBudget {
   int maxTries = 400;
   double maxSeconds = 90;
+  /// No try starts after this (the campaign's own end); a try that has
+  /// started runs to its end.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
+
+/// The compile-time parameters and arguments that the kernel's text names
+/// only where it declares them.
+std::vector<std::string> unusedParameters(const Program &p);
+/// Drops the compile-time parameters and arguments named; false when none was.
+bool dropParameters(Program &p, const std::vector<std::string> &names);
 
 /// Returns the smallest variant of `p` found for which `classify` still
 /// returns `failureClass`; `tries` counts the variants tried.
