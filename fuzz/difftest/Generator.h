@@ -7,15 +7,18 @@
 /// class "rejected"). The same seed gives the same program on every host.
 ///
 /// A program is a few snippets, each exercising a feature with random
-/// operands: elementwise expressions over tiles of rank 1-3 (sizes mostly
+/// operands: elementwise expressions over tiles of rank 1-4 (sizes mostly
 /// not multiples of the vector width, broadcasting, masks), every element
-/// kind, cast and bitcast, every math builtin, reductions, mma/dot over
-/// every operand kind and shape class, gather/scatter, scalar accesses,
-/// runtime and compile-time `if`, loops with runtime bounds and loop-carried
-/// tiles (double buffering, swaps), prefetches, streaming stores, in-place
-/// updates, compile-time parameters, integer literals near the int64 limits,
-/// narrow-kind wrapping and special float constants. Tensors are contiguous,
-/// padded, transposed or strided, with padding around them in storage.
+/// kind, cast and bitcast, every math builtin, shifts by constant and
+/// runtime amounts, reductions, mma/dot over every operand kind and shape
+/// class, gather/scatter, scalar accesses, runtime and compile-time `if`,
+/// loops with runtime bounds and loop-carried tiles (double buffering,
+/// swaps), compound assignment to vars, prefetches, streaming stores,
+/// in-place updates, compile-time parameters, conditional parameters
+/// (present or absent, used under `if` on their guard), integer literals
+/// near the int64 limits, narrow-kind wrapping and special float constants.
+/// Tensors are contiguous, padded, transposed or strided, with padding
+/// around them in storage.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_FUZZ_DIFFTEST_GENERATOR_H

@@ -9,6 +9,7 @@
 // failures by class (with their seeds), programs the interpreter could not
 // run by reason. A failing program is minimised and written to DIR as
 // <class>-<seed>.tile (at most --minimise-per-class of each class).
+// --seconds bounds the whole run, minimising included.
 //
 //===----------------------------------------------------------------------===//
 #include "Generator.h"
