@@ -2018,9 +2018,6 @@ bool Sema::lowerAssign(const Stmt &s) {
       return reportAbsent(bnd, target.name, target.loc)
                  ? false
                  : error(target.loc, "'" + target.name + "' is not a tensor");
-    if (s.op != "=")
-      return error(s.loc, "compound assignment to a tensor element is not "
-                          "supported; write x[i] = x[i] + v");
     const Type &tt = kernel_->params[bnd->param].type;
     if (target.args.size() != tt.rank())
       return error(target.loc, "tensor '" + target.name + "' has rank " +
@@ -2037,7 +2034,18 @@ bool Sema::lowerAssign(const Stmt &s) {
         return false;
       ops.push_back(v);
     }
-    ir::Value *v = convertForVar(*r, Type::scalar(tt.elem()), s.value->loc,
+    // `x[i] op= v` is `x[i] = x[i] op v`, the indices evaluated once.
+    RValue value = *r;
+    if (s.op != "=") {
+      RValue cur;
+      cur.value = emit(OpKind::LoadScalar, target.loc, ops, Type::scalar(tt.elem()));
+      cur.loc = target.loc;
+      auto c = binaryOp(s.op.substr(0, 1), cur, value, s.loc);
+      if (!c)
+        return false;
+      value = *c;
+    }
+    ir::Value *v = convertForVar(value, Type::scalar(tt.elem()), s.value->loc,
                                  target.name + "[...]");
     if (!v)
       return false;

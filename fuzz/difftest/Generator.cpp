@@ -952,6 +952,14 @@ void Gen::snipScalarStore(std::vector<Stmt> &out) {
   target.text = x.name;
   target.args = std::move(idx);
   feature("scalar-store");
+  if (isArithKind(x.kind) && chance(0.25)) {
+    // `x[i] op= v` on an element (docs/dsl.md 2): `x[i] = x[i] op v`.
+    static const char *ops[] = {"+=", "-=", "*=", "/="};
+    std::string op = pickOf(ops);
+    feature("compound-element");
+    out.push_back(assign(std::move(target), compoundValue(Ty{x.kind, {}}, op), op));
+    return;
+  }
   out.push_back(assign(std::move(target), gen(Ty{x.kind, {}}, static_cast<int>(range(1, 3)))));
 }
 
@@ -1809,6 +1817,7 @@ const std::vector<FeatureGroup> &featureGroups() {
     g.push_back({"prefetch", {"prefetch"}});
     g.push_back({"stream-store", {"stream-store"}});
     g.push_back({"in-place-update", {"in-place-update", "in-place-copy"}});
+    g.push_back({"compound-element", {"compound-element"}});
     g.push_back({"param-conditional-present", {"param-conditional-present"}});
     g.push_back({"param-conditional-absent", {"param-conditional-absent"}});
     for (const char *op : {"+=", "-=", "*=", "/="})

@@ -2162,9 +2162,18 @@ bool Interp::execAssign(const Stmt &s) {
     Binding *b = lookup(target.name);
     if (!b || b->kind != Binding::K::Tensor)
       return fail(target.loc, "'" + target.name + "' is not a tensor").value_or(false);
-    if (s.op != "=")
-      return fail(s.loc, "compound assignment to a tensor element is not supported")
-          .value_or(false);
+    // `x[i] op= v` is `x[i] = x[i] op v` (docs/dsl.md 2).
+    RV value = *r;
+    if (s.op != "=") {
+      auto cur = evalScalarLoad(target);
+      if (!cur)
+        return false;
+      auto c = binaryOp(s.op.substr(0, 1), *cur, value, s.loc);
+      if (!c)
+        return false;
+      value = *c;
+      b = lookup(target.name);
+    }
     TensorState &t = tensors_[static_cast<size_t>(b->tensor)];
     if (target.args.size() != t.shape.size())
       return fail(target.loc, "tensor '" + target.name + "' indexed with the wrong rank")
@@ -2181,7 +2190,7 @@ bool Interp::execAssign(const Stmt &s) {
       idx.push_back(v->e[0].i);
       uncertain |= v->t[0] > 0;
     }
-    auto v = convertForVar(*r, t.kind, {}, s.value->loc, target.name + "[...]");
+    auto v = convertForVar(value, t.kind, {}, s.value->loc, target.name + "[...]");
     if (!v)
       return false;
     if (!step(1))

@@ -120,6 +120,15 @@ kernel far(x: gm<f32>[N], y: gm<f32>[32], a: i64) grid(1) {
   store(y, [0], load(x, [a], [32]) + 1.0);
   store(x, [a], load(y, [0], [32]));
 }
+kernel compound(x: gm<i32>[N], f: gm<f32>[N], i: i64, v: i32) grid(1) {
+  x[i] += v;
+  x[i + 1] -= v;
+  x[i + 2] *= v;
+  x[i + 3] /= v;
+  f[i] += 0.5;
+  f[i + 1] *= cast<f32>(v);
+  x[i + 100] += v;
+}
 kernel trips(out: gm<i64>[1], lo: i64, hi: i64, st: i64) grid(1) {
   var n: i64 = 0;
   for i in lo .. hi step st {
@@ -477,4 +486,34 @@ TEST(ValueSemantics, TripCountsNearTheEndsOfInt64) {
       ASSERT_EQ(launch(m, "trips", args), "");
       EXPECT_EQ(out, want);
     }
+}
+
+// `x[i] op= v` is `x[i] = x[i] op v` in the element's kind (i32 wraps, /
+// truncates); an element outside the tensor reads 0 and is not written, and
+// debug mode reports it.
+TEST(ValueSemantics, CompoundAssignmentToElements) {
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<int32_t> x = {7, std::numeric_limits<int32_t>::min(), 1 << 30, -9, 5};
+    std::vector<float> f = {1.25f, -3.0f, 4.0f, 8.0f, 9.0f};
+    const int32_t v = 4;
+    std::vector<int32_t> wantX = x;
+    std::vector<float> wantF = f;
+    wantX[0] = 7 + v;
+    wantX[1] = static_cast<int32_t>(static_cast<uint32_t>(wantX[1]) - uint32_t{v}); // wraps
+    wantX[2] = static_cast<int32_t>(static_cast<uint32_t>(wantX[2]) * uint32_t{v}); // wraps
+    wantX[3] = -9 / v;
+    wantF[0] = 1.25f + 0.5f;
+    wantF[1] = -3.0f * static_cast<float>(v);
+    rt::ArgPack args;
+    args.tensor(x.data(), {5}).tensor(f.data(), {5}).i64(0).i32(v);
+    std::string err = launch(m, "compound", args);
+    if (m.debug) {
+      EXPECT_NE(err.find("index 100 on axis 0 is outside [0, 5)"), std::string::npos) << err;
+      continue; // the launch stopped at the violation
+    }
+    ASSERT_EQ(err, "");
+    EXPECT_EQ(x, wantX);
+    EXPECT_EQ(f, wantF);
+  }
 }
