@@ -89,8 +89,10 @@ float halfToFloat(uint16_t h) {
   bool neg = h & 0x8000;
   unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
   float v;
+  if (e == 0x1f && m) // docs/dsl.md 8.9: sign and payload kept, quiet bit set
+    return std::bit_cast<float>((neg ? 0x80000000u : 0u) | 0x7fc00000u | (uint32_t(m) << 13));
   if (e == 0x1f)
-    v = m ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    v = std::numeric_limits<float>::infinity();
   else if (e == 0)
     v = std::ldexp(static_cast<float>(m), -24);
   else
@@ -101,8 +103,9 @@ float halfToFloat(uint16_t h) {
 float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
 
 uint16_t floatToHalf(float f) {
-  if (std::isnan(f))
-    return static_cast<uint16_t>((std::signbit(f) ? 0x8000 : 0) | 0x7e00);
+  if (std::isnan(f)) // docs/dsl.md 8.9: the sign and top payload bits, quiet bit set
+    return static_cast<uint16_t>(((std::bit_cast<uint32_t>(f) >> 16) & 0x8000) | 0x7e00 |
+                                 ((std::bit_cast<uint32_t>(f) >> 13) & 0x3ff));
   return encodeHalf(roundTo(f, formatOf(Kind::F16)));
 }
 
