@@ -275,15 +275,18 @@ private:
   };
   AccBlock loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0, unsigned mr,
                             llvm::Value *n0, int64_t cols);
-  /// Stores an mma's final accumulators `out` where `acc` was loaded from,
-  /// each NaN the canonical one.
-  void storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out);
+  /// Stores an mma's final accumulators `out` where `acc` was loaded from;
+  /// with `canonical` (the mma is marked `nan = canonical`) each NaN the
+  /// canonical one.
+  void storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out,
+                         bool canonical);
   /// Packs an mma operand (`emit` gets where it is): once, before the
   /// outermost loop around the mma in which `v` does not change, or here.
   void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);
-  /// The bf16 mma on AMX tiles (CodeGenMma.cpp).
+  /// The bf16 mma on AMX tiles (CodeGenMma.cpp); `canonical` as for
+  /// storeAccumulators.
   void emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB, llvm::Value *C,
-                  int64_t M, int64_t N, int64_t K);
+                  int64_t M, int64_t N, int64_t K, bool canonical);
   /// The bf16 pairs form of an mma with many rows (CodeGenMma.cpp).
   void emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Value *C, int64_t M,
                         int64_t N, int64_t K, bool amx);

@@ -33,11 +33,12 @@
 ///   and step, the broadcast form k and k + 1 at once, b's two rows
 ///   interleaved (vpunpck{l,h}wd) and its accumulators kept in that order.
 ///
-/// Every form makes a NaN of the result the canonical quiet NaN as it writes
-/// its final accumulators into the result (docs/dsl.md 5): which NaN an FMA
-/// passes on depends on its operand order, which differs between the forms
-/// and the targets. One compare and select per result vector; the scratch
-/// sums and packed operands are left as they are.
+/// An mma marked `nan = canonical` (its result's NaN bits may be seen; the
+/// canonicalize-nan pass) makes each NaN of the result the canonical quiet
+/// NaN as it writes its final accumulators into the result (docs/dsl.md 5):
+/// which NaN an FMA passes on depends on its operand order, which differs
+/// between the forms and the targets. One compare and select per result
+/// vector; the scratch sums and packed operands are left as they are.
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
@@ -112,10 +113,11 @@ CodeGen::AccBlock CodeGen::loadAccumulators(llvm::Value *C, int64_t N, llvm::Val
   return a;
 }
 
-void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out) {
+void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out,
+                                bool canonical) {
   for (size_t i = 0; i < out.size(); ++i)
-    storeElems(ScalarKind::F32, canonicalizeNaN(b_, out[i]), acc.ptr[i], lanes_,
-               acc.masks[i % acc.nv]);
+    storeElems(ScalarKind::F32, canonical ? canonicalizeNaN(b_, out[i]) : out[i], acc.ptr[i],
+               lanes_, acc.masks[i % acc.nv]);
 }
 
 unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
@@ -141,18 +143,22 @@ void CodeGen::emitMma(const ir::Op &op) {
   Forwarded fa = accessOf(a), fb = accessOf(bv);
   copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
+  const bool canonical = op.attrs().canonicalNaN;
+  auto finish = [&](llvm::Value *v) { return canonical ? canonicalizeNaN(b, v) : v; };
   if (K == 0) {
-    // The result is acc, canonical like any other.
+    if (!canonical)
+      return;
+    // The result is acc, its NaNs made canonical as any result.
     int64_t n = M * N, full = n / L * L;
-    auto canonical = [&](llvm::Value *i, llvm::Value *mask) {
+    auto canonicalAt = [&](llvm::Value *i, llvm::Value *mask) {
       llvm::Value *p = elemPtr(ScalarKind::F32, C, i);
       storeElems(ScalarKind::F32,
                  canonicalizeNaN(b, loadElems(ScalarKind::F32, p, L, mask)), p, L, mask);
     };
     if (full > 0)
-      emitLoop(i64(0), i64(full), L, [&](llvm::Value *i) { canonical(i, nullptr); });
+      emitLoop(i64(0), i64(full), L, [&](llvm::Value *i) { canonicalAt(i, nullptr); });
     if (full < n)
-      canonical(i64(full), prefixMask(static_cast<unsigned>(n - full), L));
+      canonicalAt(i64(full), prefixMask(static_cast<unsigned>(n - full), L));
     return;
   }
 
@@ -373,8 +379,7 @@ void CodeGen::emitMma(const ir::Op &op) {
                           : zero;
         llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
         storeElems(ScalarKind::F32,
-                   canonicalizeNaN(b, b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask),
-                                                   laneSums(v))),
+                   finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), laneSums(v))),
                    cp, L, cmask);
       }
     };
@@ -393,8 +398,7 @@ void CodeGen::emitMma(const ir::Op &op) {
       for (int64_t m = 0; m < M; ++m) {
         llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
         storeElems(ScalarKind::F32,
-                   canonicalizeNaN(b, b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr),
-                                                   X[m])),
+                   finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr), X[m])),
                    cp, L, nullptr);
       }
     };
@@ -506,8 +510,7 @@ void CodeGen::emitMma(const ir::Op &op) {
         });
     for (unsigned m = 0; m < mr; ++m)
       for (unsigned v = 0; v < nv; v += 2) {
-        llvm::Value *lo = canonicalizeNaN(b, out[m * nv + v]);
-        llvm::Value *hi = canonicalizeNaN(b, out[m * nv + v + 1]);
+        llvm::Value *lo = finish(out[m * nv + v]), *hi = finish(out[m * nv + v + 1]);
         storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromLo), cptr[m * nv + v], L,
                    nullptr);
         storeElems(ScalarKind::F32, b.CreateShuffleVector(lo, hi, fromHi),
@@ -540,7 +543,7 @@ void CodeGen::emitMma(const ir::Op &op) {
           }
           return next;
         });
-    storeAccumulators(acc, out);
+    storeAccumulators(acc, out, canonical);
   };
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
@@ -685,7 +688,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     } else {
       ldaBytes = b.CreateMul(fa.strides[0], i64(2));
     }
-    emitMmaAmx(AR, ldaBytes, PB, C, M, N, K);
+    emitMmaAmx(AR, ldaBytes, PB, C, M, N, K, op.attrs().canonicalNaN);
     return;
   }
   // The pair of a for row m at pair p, as a splat of 16 pairs.
@@ -727,7 +730,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
           }
           return next;
         });
-    storeAccumulators(acc, out);
+    storeAccumulators(acc, out, op.attrs().canonicalNaN);
   };
   const int64_t NR = NV * L, nFull = N / NR * NR, mFull = M / MR * MR;
   const unsigned mTail = static_cast<unsigned>(M - mFull);
@@ -753,7 +756,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
 /// The K steps are unrolled, so no tile value crosses a block boundary
 /// (LLVM configures the tiles).
 void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
-                         llvm::Value *C, int64_t M, int64_t N, int64_t K) {
+                         llvm::Value *C, int64_t M, int64_t N, int64_t K, bool canonical) {
   auto &b = b_;
   auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
   auto i16 = [&](int64_t v) { return b.getInt16(static_cast<uint16_t>(v)); };
@@ -811,6 +814,8 @@ void CodeGen::emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB,
                             {i16(rows[i]), i16(cols[j] * 4), cPtr(i, j), cStride, tc[i][j]});
     // The tiles' NaNs made canonical in place, a row of the block at a time
     // (the tile registers have no select).
+    if (!canonical)
+      return;
     llvm::Type *vf = llvm::FixedVectorType::get(b.getFloatTy(), 16);
     emitLoop(i64(0), i64(r0 + r1), 1, [&](llvm::Value *r) {
       for (int64_t c = 0; c < c0 + c1; c += 16) {

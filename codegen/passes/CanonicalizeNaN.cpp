@@ -127,7 +127,8 @@ bool canonicalizeNaN(Kernel &kernel, DiagnosticEngine &) {
   bool changed = false;
   walk(kernel, [&](Op &op) {
     bool want = op.numResults() == 1 && isFloat(op.result()->type().elem()) &&
-                (isFloatArithmetic(op.kind()) || op.kind() == OpKind::Reduce) &&
+                (isFloatArithmetic(op.kind()) || op.kind() == OpKind::Reduce ||
+                 op.kind() == OpKind::Mma) &&
                 seen.seen(op.result());
     if (op.attrs().canonicalNaN != want) {
       op.attrs().canonicalNaN = want;

@@ -8,7 +8,8 @@
 namespace tilejit::passes {
 
 /// Sets `nan = canonical` (dsl/ir/IR.h, "NaN bits") on exactly the float
-/// arithmetic ops and float reductions whose NaN result's bits may be seen,
+/// arithmetic ops, float reductions and mmas whose NaN result's bits may be
+/// seen,
 /// and clears it elsewhere, so that codegen spends a compare and a select
 /// only where docs/dsl.md 5's canonical NaN is observable. A value's bits
 /// are seen where it is stored (`store`, `scatter`, `store_scalar`),
@@ -19,7 +20,8 @@ namespace tilejit::passes {
 /// result, an `if`'s result, a `fused` op's result; a `for`'s init likewise)
 /// and a `fused` op's input (its body argument). Arithmetic ops, `cmp`,
 /// casts to integers, `reduce` and `mma` see only whether a value is NaN
-/// (each gives its own canonical NaN), so their operands are not seen.
+/// (each gives a NaN of its own, canonical where seen), so their operands
+/// are not seen.
 /// Pre: fused (looks through `fused` bodies).
 /// Post: the attribute on every such op as above; nothing else changed.
 bool canonicalizeNaN(ir::Kernel &kernel, DiagnosticEngine &diags);

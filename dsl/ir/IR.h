@@ -60,16 +60,16 @@
 ///   width (byte-exact copies of any element).
 /// - `cmp` yields i1; its operands may be any kind (same kind for both).
 ///   Float comparisons are ordered except `ne`, which is unordered.
-/// - NaN bits (docs/dsl.md 5): a float arithmetic op (`isFloatArithmetic`)
-///   or a float `reduce` with the attribute `nan = canonical` gives the
-///   canonical quiet NaN 0x7fc00000 where its result is NaN, whatever NaNs
-///   its operands carry; without it, a NaN of unspecified sign and payload.
-///   `mma` always gives the canonical NaN. The canonicalize-nan pass sets the
-///   attribute exactly where a NaN result's bits may be seen (stored, or
-///   carried on by data movement, `select`, `neg`, `abs`, `floor`, `ceil`,
-///   `round`, a float `cast` or `bitcast`); whether a result is NaN never
-///   depends on its operands' NaN bits, so arithmetic, `cmp`, `reduce` and
-///   `mma` operands do not count as seen.
+/// - NaN bits (docs/dsl.md 5): a float arithmetic op (`isFloatArithmetic`),
+///   a float `reduce` or an `mma` with the attribute `nan = canonical` gives
+///   the canonical quiet NaN 0x7fc00000 where its result is NaN, whatever
+///   NaNs its operands carry; without it, a NaN of unspecified sign and
+///   payload. The canonicalize-nan pass sets the attribute exactly where a
+///   NaN result's bits may be seen (stored, or carried on by data movement,
+///   `select`, `neg`, `abs`, `floor`, `ceil`, `round`, a float `cast` or
+///   `bitcast`); whether a result is NaN never depends on its operands' NaN
+///   bits, so arithmetic, `cmp`, `reduce` and `mma` operands do not count as
+///   seen.
 ///
 /// ## Operation semantics (operands; attributes; result)
 /// Misc:
@@ -98,14 +98,14 @@
 ///               (a scalar if the operand had rank 1). Float `sum` association
 ///               order is unspecified; `max`/`min` of floats propagate NaN.
 ///               Integer sums wrap.
-/// - `mma`       (a, b, acc); transA, transB; tile<f32, M, N>.
+/// - `mma`       (a, b, acc); transA, transB, nan; tile<f32, M, N>.
 ///               a is [M, K] (or [K, M] with transA), b is [K, N] (or [N, K]
 ///               with transB), element kinds f32|f16|bf16|i8, acc is
 ///               tile<f32, M, N>. result[m, n] = acc[m, n] + sum_k a[m,k]*b[k,n]
 ///               computed in f32 with one fma per k in ascending k (with
 ///               transB and few rows: lane partials summed by halving, then
-///               added to acc; docs/dsl.md 8.7). A NaN element of the result
-///               is the canonical NaN.
+///               added to acc; docs/dsl.md 8.7). nan: as for arithmetic
+///               (NaN bits above).
 /// - `fused`     (inputs...); ; one tile result. Produced by the
 ///               fuse-elementwise pass. Inputs are tiles (each of the result's
 ///               rank, dimensions 1 or the result's: broadcast) or scalars. The
@@ -399,7 +399,7 @@ struct OpAttrs {
                               ///< it in place (no bulk copy into the buffer)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
   Overlap overlap = Overlap::None; ///< store: against the loads feeding it
-  bool canonicalNaN = false;  ///< float arithmetic, float reduce: a NaN
+  bool canonicalNaN = false;  ///< float arithmetic, reduce, mma: a NaN
                               ///< result is the canonical NaN (printed
                               ///< `nan = canonical`; canonicalize-nan)
   std::vector<int64_t> extent; ///< prefetch: the region's tile shape;

@@ -192,9 +192,10 @@ private:
     if (!checkResultCount(op))
       return;
     if (op.attrs().canonicalNaN &&
-        !((isFloatArithmetic(op.kind()) || op.kind() == OpKind::Reduce) &&
+        !((isFloatArithmetic(op.kind()) || op.kind() == OpKind::Reduce ||
+           op.kind() == OpKind::Mma) &&
           isFloat(rt.elem()) && !rt.isTensor()))
-      fail(op, "'nan = canonical' is for float arithmetic and float reductions");
+      fail(op, "'nan = canonical' is for float arithmetic, float reductions and mma");
     switch (family(op.kind())) {
     case OpFamily::Unary:
     case OpFamily::Binary:
