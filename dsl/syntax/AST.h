@@ -48,7 +48,7 @@ struct Expr {
   std::string name;
   std::string op;
   int64_t intValue = 0;
-  double floatValue = 0;
+  double floatValue = 0; ///< FloatLit: the f32 nearest the decimal, held exactly
   std::unique_ptr<TypeRef> typeArg;
   std::vector<ExprPtr> args;
   std::vector<std::string> argNames;

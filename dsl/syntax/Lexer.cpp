@@ -137,7 +137,7 @@ Token Lexer::next() {
     }
     finish(isFloat ? TokenKind::Float : TokenKind::Int);
     if (isFloat)
-      tok.floatValue = std::strtod(tok.text.c_str(), nullptr);
+      tok.floatValue = std::strtof(tok.text.c_str(), nullptr); // one rounding, to f32
     else
       return checkInt(tok, 10);
     return tok;

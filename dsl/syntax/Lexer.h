@@ -22,7 +22,7 @@ struct Token {
   std::string text; ///< identifier/punctuation spelling, number text
   SourceLoc loc;
   int64_t intValue = 0;
-  double floatValue = 0;
+  double floatValue = 0; ///< a float literal: the f32 nearest its decimal (exact here)
   bool is(const char *punct) const {
     return kind == TokenKind::Punct && text == punct;
   }
