@@ -74,10 +74,12 @@ llvm::Value *CodeGen::constantOf(ScalarKind k, double fv, int64_t iv,
                           llvm::ElementCount::getFixed(lanes), c);
 }
 
-llvm::Value *CodeGen::otherValue(ScalarKind k, double v) {
+llvm::Value *CodeGen::otherValue(ScalarKind k, const ir::OpAttrs &a) {
+  // An integer tensor's `other` is exact in intValue (a double would round
+  // an i64 past 2^53).
   if (ir::isFloat(k))
-    return constantOf(k, v, 0, 1);
-  return constantOf(k, 0, std::isfinite(v) ? static_cast<int64_t>(v) : 0, 1);
+    return constantOf(k, a.floatValue, 0, 1);
+  return constantOf(k, 0, a.intValue, 1);
 }
 
 llvm::Value *CodeGen::prefixMask(unsigned n, unsigned lanes) {
@@ -1362,18 +1364,18 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
     b_.CreateCondBr(b_.CreateICmpEQ(t.strides[rank - 1], i64(1)), rows, call);
     b_.SetInsertPoint(rows);
     emitPartialRows(isLoad, t, off, shape, buf,
-                    isLoad ? otherValue(k, op.attrs().floatValue) : nullptr, maskBuf, how);
+                    isLoad ? otherValue(k, op.attrs()) : nullptr, maskBuf, how);
     b_.CreateBr(slowDone);
     b_.SetInsertPoint(call);
     emitTileMoveCall(isLoad, t, off, shape, buf, maskBuf,
-                     isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+                     isLoad ? otherValue(k, op.attrs()) : nullptr);
     b_.CreateBr(slowDone);
     b_.SetInsertPoint(slowDone);
   } else {
     // Boolean tiles: out of line, in the runtime (see tilejit_rt_load_tile in
     // jit/Runtime.h), one call per tile.
     emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
-                     isLoad ? otherValue(k, op.attrs().floatValue) : nullptr);
+                     isLoad ? otherValue(k, op.attrs()) : nullptr);
   }
   llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
   b_.CreateBr(done);
@@ -1406,7 +1408,7 @@ void CodeGen::emitGatherScatter(const ir::Op &op) {
   ScalarKind k = t.elem;
   const std::vector<int64_t> &shape = tile->type().shape();
   llvm::Value *buf = bufferOf(tile);
-  llvm::Value *other = isGather ? otherValue(k, op.attrs().floatValue) : nullptr;
+  llvm::Value *other = isGather ? otherValue(k, op.attrs()) : nullptr;
   diags_.remark(op.loc(), std::string(isGather ? "gather" : "scatter") +
                               " lowers to a scalar element loop");
   // Elements in row-major order (scatter: later writes win).
@@ -1471,7 +1473,7 @@ void CodeGen::emitScalarMemory(const ir::Op &op) {
   if (isLoad) {
     llvm::PHINode *phi = b_.CreatePHI(valueType(k), 2);
     phi->addIncoming(loaded, thenEnd);
-    phi->addIncoming(otherValue(k, op.attrs().floatValue), pre);
+    phi->addIncoming(otherValue(k, op.attrs()), pre);
     scalars_[op.result()] = phi;
   }
 }

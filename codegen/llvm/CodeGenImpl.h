@@ -210,7 +210,7 @@ private:
   void emitShapeOp(const ir::Op &op);
   void loadTensors(llvm::Value *args, bool inGrid);
   llvm::Value *scalar(const ir::Value *v);
-  llvm::Value *otherValue(ir::ScalarKind k, double v);
+  llvm::Value *otherValue(ir::ScalarKind k, const ir::OpAttrs &a);
   llvm::Value *allocaEntry(llvm::Type *t, uint64_t count);
 
   /// The for loops being emitted, outermost first: the op, the last block

@@ -644,6 +644,9 @@ private:
           value_.isFloat = true;
         }
       } else if (name == "other") {
+        // An integer is kept exact too, for an integer tensor (intValue).
+        if (tok_.kind == Tok::Int)
+          a.intValue = std::strtoll(tok_.text.c_str(), nullptr, 10);
         if (!parseFloat(a.floatValue))
           return false;
       } else if (name == "axis") {

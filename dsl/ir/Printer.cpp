@@ -136,8 +136,11 @@ private:
       break;
     case OpKind::Load:
     case OpKind::Gather:
-      if (a.floatValue != 0)
-        parts.push_back("other = " + formatFloat(a.floatValue));
+      // An integer tensor's `other` is exact in intValue.
+      if (!isFloat(op.result()->type().elem()) ? a.intValue != 0 : a.floatValue != 0)
+        parts.push_back("other = " + (!isFloat(op.result()->type().elem())
+                                          ? std::to_string(a.intValue)
+                                          : formatFloat(a.floatValue)));
       [[fallthrough]];
     case OpKind::Store:
     case OpKind::Scatter:

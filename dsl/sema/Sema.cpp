@@ -1821,8 +1821,9 @@ std::optional<RValue> Sema::lowerMemory(const Expr &e) {
       error(nam["other"]->loc, "'other' of an integer tensor must be an integer");
       return std::nullopt;
     }
-    attrs.floatValue = o->literalIsFloat ? static_cast<double>(o->floatLiteral)
-                                         : static_cast<double>(o->intLiteral);
+    attrs.floatValue = o->asFloat(); // an integer rounded once to f32
+    // Exact for an integer tensor (inf and nan read as 0, docs/dsl.md 6).
+    attrs.intValue = o->literalIsFloat ? 0 : o->intLiteral;
   }
   if (nam.count("mask")) {
     ir::Value *m = lowerValue(*nam["mask"]);

@@ -129,6 +129,12 @@ kernel compound(x: gm<i32>[N], f: gm<f32>[N], i: i64, v: i32) grid(1) {
   f[i + 1] *= cast<f32>(v);
   x[i + 100] += v;
 }
+kernel others(x: gm<i64>[N], o: gm<i64>[4], f: gm<f32>[N], p: gm<f32>[4], b: gm<i8>[N],
+               q: gm<i8>[4]) grid(1) {
+  store(o, [0], load(x, [N - 1], [4], other = 9007199254740993));
+  store(p, [0], load(f, [N - 1], [4], other = 16777217));
+  store(q, [0], load(b, [N - 1], [4], other = 300));
+}
 kernel trips(out: gm<i64>[1], lo: i64, hi: i64, st: i64) grid(1) {
   var n: i64 = 0;
   for i in lo .. hi step st {
@@ -515,5 +521,28 @@ TEST(ValueSemantics, CompoundAssignmentToElements) {
     ASSERT_EQ(err, "");
     EXPECT_EQ(x, wantX);
     EXPECT_EQ(f, wantF);
+  }
+}
+
+// `other` is the constant exactly in the tensor's kind: an i64 past 2^53 is
+// not rounded through a double, an integer meets an f32 tensor rounded once,
+// a narrow kind wraps.
+TEST(ValueSemantics, OtherValuesAreExact) {
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name());
+    std::vector<int64_t> x = {1, 2, 3};
+    std::vector<float> f = {1, 2, 3};
+    std::vector<int8_t> b = {1, 2, 3};
+    std::vector<int64_t> o(4, -1);
+    std::vector<float> p(4, -1);
+    std::vector<int8_t> q(4, -1);
+    rt::ArgPack args;
+    args.tensor(x.data(), {3}).tensor(o.data(), {4}).tensor(f.data(), {3});
+    args.tensor(p.data(), {4}).tensor(b.data(), {3}).tensor(q.data(), {4});
+    ASSERT_EQ(launch(m, "others", args), "");
+    constexpr int64_t kBig = (int64_t{1} << 53) + 1;
+    EXPECT_EQ(o, (std::vector<int64_t>{3, kBig, kBig, kBig}));
+    EXPECT_EQ(p, (std::vector<float>{3, 16777216.0f, 16777216.0f, 16777216.0f}));
+    EXPECT_EQ(q, (std::vector<int8_t>{3, 44, 44, 44}));
   }
 }
