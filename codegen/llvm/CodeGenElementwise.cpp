@@ -162,16 +162,21 @@ llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
       bool div = op.kind() == OpKind::Div;
       if (isF)
         return div ? b.CreateFDiv(x[0], x[1]) : b.CreateFRem(x[0], x[1]);
-      // x / 0 = 0 and x % 0 = 0; INT_MIN / -1 wraps (never UB).
+      // x / 0 = 0 and x % 0 = 0; INT_MIN / -1 wraps (never UB). The safe
+      // divisor is frozen: where it is a select of a vector constant with a
+      // zero lane (`iota / select(m, iota, 0)`), LLVM 19's InstCombine folds
+      // the division into the select's arms and gets the guarded lanes
+      // wrong (it gave `iota`, or zeros); a freeze stops that fold
+      // (fuzz/difftest/regressions/mismatch-interp-179587802500473.tile).
       llvm::Value *isZero = b.CreateICmpEQ(x[1], zero(ty));
-      llvm::Value *one = llvm::ConstantInt::get(ty, 1);
+      llvm::Value *d = b.CreateOr(x[1], b.CreateZExt(isZero, ty)); // 0 -> 1
       if (!sgn) {
-        llvm::Value *d = b.CreateSelect(isZero, one, x[1]);
+        d = b.CreateFreeze(d);
         llvm::Value *q = div ? b.CreateUDiv(x[0], d) : b.CreateURem(x[0], d);
         return b.CreateSelect(isZero, zero(ty), q);
       }
       llvm::Value *isMinus1 = b.CreateICmpEQ(x[1], llvm::Constant::getAllOnesValue(ty));
-      llvm::Value *d = b.CreateSelect(b.CreateOr(isZero, isMinus1), one, x[1]);
+      d = b.CreateFreeze(b.CreateAdd(d, b.CreateShl(b.CreateZExt(isMinus1, ty), 1))); // -1 -> 1
       llvm::Value *q = div ? b.CreateSDiv(x[0], d) : b.CreateSRem(x[0], d);
       llvm::Value *m1 = div ? b.CreateSub(zero(ty), x[0]) : zero(ty);
       return b.CreateSelect(isZero, zero(ty), b.CreateSelect(isMinus1, m1, q));

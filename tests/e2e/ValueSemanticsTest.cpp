@@ -135,6 +135,17 @@ kernel others(x: gm<i64>[N], o: gm<i64>[4], f: gm<f32>[N], p: gm<f32>[4], b: gm<
   store(p, [0], load(f, [N - 1], [4], other = 16777217));
   store(q, [0], load(b, [N - 1], [4], other = 300));
 }
+kernel divsel<T: type>(m: gm<i1>[4, 1], q: gm<T>[4, 8], r: gm<T>[4, 8]) grid(1) {
+  let x = iota<T>([4, 8], 1) - cast<T>(4);
+  let d = select(load(m, [0, 0], [4, 1]), iota<T>([4, 8], 1) - cast<T>(5), zeros<T>([4, 8]));
+  store(q, [0, 0], x / d);
+  store(r, [0, 0], x % d);
+}
+kernel divsel2<T: type>(m: gm<i1>[M, _], q: gm<T>[M, N], r: gm<T>[M, N]) grid(1) {
+  let d = select(load(m, [0, 0], [3, 1]), iota<T>([3, 3], 1), zeros<T>([3, 3]));
+  store(q, [0, 0], iota<T>([3, 3], 1) / d);
+  store(r, [0, 0], iota<T>([3, 3], 1) % d);
+}
 kernel trips(out: gm<i64>[1], lo: i64, hi: i64, st: i64) grid(1) {
   var n: i64 = 0;
   for i in lo .. hi step st {
@@ -544,5 +555,63 @@ TEST(ValueSemantics, OtherValuesAreExact) {
     EXPECT_EQ(o, (std::vector<int64_t>{3, kBig, kBig, kBig}));
     EXPECT_EQ(p, (std::vector<float>{3, 16777216.0f, 16777216.0f, 16777216.0f}));
     EXPECT_EQ(q, (std::vector<int8_t>{3, 44, 44, 44}));
+  }
+}
+
+// Integer division and remainder by a select of constant tiles: the form
+// LLVM 19's InstCombine folded wrongly (`iota / select(m, iota, 0)`; its
+// reproducer is fuzz/difftest/regressions/mismatch-interp-179587802500473),
+// and a divisor taking every value from -5 to 2 (0 and -1 included), per row
+// selected or zero; x / 0 = 0, x % 0 = 0, division truncates.
+template <class T> void checkDivisionOfSelects(const char *kind, bool same) {
+  const bool isSigned = std::numeric_limits<T>::is_signed;
+  for (const Mode &m : modes()) {
+    SCOPED_TRACE(m.name() + " " + kind);
+    uint8_t mask[4] = {1, 0, 1, 1};
+    const int rows = same ? 3 : 4, cols = same ? 3 : 8;
+    std::vector<T> q(rows * cols, T(7)), r(rows * cols, T(7));
+    std::vector<T> wantQ(rows * cols), wantR(rows * cols);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        // As the kernel computes them in T (wrapping for unsigned kinds).
+        T x = same ? static_cast<T>(j) : static_cast<T>(static_cast<T>(j) - static_cast<T>(4));
+        T d = !mask[i] ? T(0)
+              : same   ? static_cast<T>(j)
+                       : static_cast<T>(static_cast<T>(j) - static_cast<T>(5));
+        T wq = 0, wr = 0;
+        if (d != 0) {
+          if (isSigned && d == static_cast<T>(-1)) {
+            wq = static_cast<T>(0 - x);
+            wr = 0;
+          } else {
+            wq = static_cast<T>(x / d);
+            wr = static_cast<T>(x % d);
+          }
+        }
+        wantQ[i * cols + j] = wq;
+        wantR[i * cols + j] = wr;
+      }
+    auto c = jit::Compiler::instance(m.level);
+    ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+    jit::CompileOptions options;
+    options.debug = m.debug;
+    auto k = c->get(source(), same ? "divsel2" : "divsel", {{"T", kind}}, options);
+    ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    rt::ArgPack args;
+    args.tensor(rt::ElemType::I1, mask, {rows, 1}).tensor(q.data(), {rows, cols});
+    args.tensor(r.data(), {rows, cols});
+    ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
+    EXPECT_EQ(q, wantQ);
+    EXPECT_EQ(r, wantR);
+  }
+}
+
+TEST(ValueSemantics, IntegerDivisionOfSelects) {
+  for (bool same : {true, false}) {
+    checkDivisionOfSelects<int8_t>("i8", same);
+    checkDivisionOfSelects<uint8_t>("u8", same);
+    checkDivisionOfSelects<int32_t>("i32", same);
+    checkDivisionOfSelects<uint32_t>("u32", same);
+    checkDivisionOfSelects<int64_t>("i64", same);
   }
 }
