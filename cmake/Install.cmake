@@ -1,7 +1,7 @@
 # Installation: `cmake --install build --prefix P` gives
 #   P/bin/tilejit, P/lib/libtilejit.so, P/include/{acl,aclnn,aclnnop}/ (the
 #   aclnn-compatible C API), P/include/tilejit/tilejit.h and
-#   P/include/tilejit/jit/Runtime.h (the C++ API),
+#   P/include/tilejit/runtime/Runtime.h (the C++ API),
 #   P/lib/cmake/tilejit/ (find_package(tilejit) -> tilejit::tilejit) and
 #   P/lib/pkgconfig/tilejit.pc.
 include(GNUInstallDirs)
@@ -16,7 +16,7 @@ install(DIRECTORY ${TILEJIT_SOURCE_ROOT}/include/ DESTINATION ${CMAKE_INSTALL_IN
 # The C++ API (include/tilejit/tilejit.h, installed with include/ above) and
 # the one plain header it builds on; the compiler's own headers, which name
 # LLVM types, stay inside.
-install(FILES jit/Runtime.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/jit)
+install(FILES runtime/Runtime.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/runtime)
 
 install(EXPORT tilejitTargets NAMESPACE tilejit::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)

@@ -22,7 +22,7 @@
 #ifndef TILEJIT_JIT_COMPILER_H
 #define TILEJIT_JIT_COMPILER_H
 
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 #include "jit/TilingKey.h"
 
 #include "llvm/Support/Error.h"

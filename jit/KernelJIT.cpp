@@ -2,7 +2,7 @@
 #include "jit/KernelJIT.h"
 #include "jit/HostCaches.h"
 #include "jit/Options.h"
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Object/ObjectFile.h"

@@ -3,7 +3,7 @@
 /// \file
 /// Wraps an llvm::orc::LLJIT configured for one target level (the host's
 /// AVX-512, or a forced AVX2 level), adds each kernel module under its own
-/// ResourceTracker and looks up the runtime symbols of jit/Runtime.h.
+/// ResourceTracker and looks up the runtime symbols of runtime/Runtime.h.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_KERNELJIT_H

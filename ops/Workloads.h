@@ -11,7 +11,7 @@
 #define TILEJIT_OPS_WORKLOADS_H
 
 #include "jit/Compiler.h"
-#include "ops/runtime/Executor.h"
+#include "ops/host/Executor.h"
 
 #include <functional>
 #include <string>
@@ -37,22 +37,22 @@ struct WorkloadResult {
 /// set, if either phase fails.
 template <typename Args>
 bool runFirstCall(const Args &args,
-                  runtime::Status (*prepare)(const Args &, runtime::Executor &),
+                  host::Status (*prepare)(const Args &, host::Executor &),
                   WorkloadResult &r) {
-  runtime::Executor first(Args::kOpName);
-  runtime::Status s = prepare(args, first);
+  host::Executor first(Args::kOpName);
+  host::Status s = prepare(args, first);
   if (!s) {
     r.error = s.message();
     return false;
   }
   if (!first.kernelUses().empty()) {
-    const runtime::KernelUse &use = first.kernelUses()[0];
+    const host::KernelUse &use = first.kernelUses()[0];
     r.tilingKey = use.kernel->key().str();
     r.compiled = use.compiled;
     r.compileMs = use.compiled ? use.kernel->times().total : 0;
   }
   std::vector<unsigned char> workspace(first.workspaceSize());
-  if (runtime::Status run = first.run({workspace.data(), workspace.size()}); !run) {
+  if (host::Status run = first.run({workspace.data(), workspace.size()}); !run) {
     r.error = run.message();
     return false;
   }

@@ -38,7 +38,7 @@
 
 using namespace tilejit;
 namespace fag = tilejit::ops::fag;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -95,8 +95,8 @@ using bench::Bound;
 using bench::Context;
 using bench::Result;
 
-size_t viewBytes(const runtime::TensorView &v) {
-  int64_t n = runtime::elementSize(v.dtype);
+size_t viewBytes(const host::TensorView &v) {
+  int64_t n = host::elementSize(v.dtype);
   for (int64_t s : v.shape)
     n *= s;
   return static_cast<size_t>(n);
@@ -107,7 +107,7 @@ void setupPeer(Context &ctx, fag::Data &data, int64_t shape, Result &r) {
   if (!peer || shape > 1)
     return;
   const auto &a = data.args();
-  auto put = [&](const char *name, const runtime::TensorView *v) {
+  auto put = [&](const char *name, const host::TensorView *v) {
     return peer->writeInput(name, v->data, viewBytes(*v));
   };
   nlohmann::json spec = {
@@ -130,7 +130,7 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
   auto owned = std::make_unique<fag::Data>(shapeConfig(shape, t));
   fag::Data &data = *owned;
   Result r;
-  if (runtime::Status s = ops::flashAttentionScoreGrad(data.args()); !s) {
+  if (host::Status s = ops::flashAttentionScoreGrad(data.args()); !s) {
     r.error = s.message();
     return r;
   }
@@ -147,7 +147,7 @@ Result runFag(Context &ctx, int64_t shape, DataType t) {
     r.peakName = "vdpbf16ps";
   }
   const auto &a = data.args();
-  for (const runtime::TensorView *v :
+  for (const host::TensorView *v :
        {a.query, a.keyIn, a.value, a.dy, a.dqOut, a.dkOut, a.dvOut})
     r.bytes += static_cast<double>(viewBytes(*v));
   r.workingSetBytes = r.bytes;
@@ -215,7 +215,7 @@ tilejit::bench::Result tilejit::bench::fagTorchOps(Context &ctx) {
                 a.dvOut, a.dpseOut, a.dsinkOut});
   using IntArrayPtr =
       std::unique_ptr<aclIntArray, aclnnStatus (*)(const aclIntArray *)>;
-  auto intArray = [](const runtime::IntArray *v) {
+  auto intArray = [](const host::IntArray *v) {
     return IntArrayPtr(v ? aclCreateIntArray(v->values.data(), v->values.size())
                          : nullptr,
                        aclDestroyIntArray);
@@ -243,8 +243,8 @@ tilejit::bench::Result tilejit::bench::fagTorchOps(Context &ctx) {
                              {"softmax_layout", statsLayout == "same_as_input"
                                                     ? "TND"
                                                     : statsLayout}};
-    using NamedView = std::pair<const char *, const runtime::TensorView *>;
-    using NamedArray = std::pair<const char *, const runtime::IntArray *>;
+    using NamedView = std::pair<const char *, const host::TensorView *>;
+    using NamedArray = std::pair<const char *, const host::IntArray *>;
     for (auto [name, v] : std::initializer_list<NamedView>{
              {"pse", a.pseShiftOptional},
              {"padding_mask", a.paddingMaskOptional},
@@ -291,7 +291,7 @@ tilejit::bench::Result tilejit::bench::fagTorchOps(Context &ctx) {
   c.expect = [&](Peer &py) {
     nlohmann::json out = nlohmann::json::array();
     int i = 0;
-    using NamedView = std::pair<const char *, const runtime::TensorView *>;
+    using NamedView = std::pair<const char *, const host::TensorView *>;
     for (auto [name, v] : std::initializer_list<NamedView>{
              {"dq", a.dqOut}, {"dk", a.dkOut}, {"dv", a.dvOut}}) {
       nlohmann::json e = pythonTensor(py, name, *v);

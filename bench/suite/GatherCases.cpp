@@ -19,7 +19,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <omp.h>
@@ -31,8 +31,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -52,7 +52,7 @@ struct Problem {
           int64_t total, int64_t b)
       : nz(nzMode), blocks(nb), bs(blockSize), heads(n), d(dim), tokens(total),
         batches(b) {
-    const int64_t size = runtime::elementSize(dtype), row = heads * d;
+    const int64_t size = host::elementSize(dtype), row = heads * d;
     const int64_t e = 32 / size;
     keyCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 1);
     valueCache = ops::randomBuffer(ops::DType::I16, blocks * bs * row, 2);
@@ -67,20 +67,20 @@ struct Problem {
     std::shuffle(ids.begin(), ids.end(), std::mt19937(3));
     for (int64_t i = 0; i < batches * width; ++i)
       table.push_back(ids[static_cast<size_t>(i % blocks)]);
-    const runtime::Format f =
-        nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+    const host::Format f =
+        nz ? host::Format::FractalNZ : host::Format::ND;
     std::vector<int64_t> cacheShape =
         nz ? std::vector<int64_t>{blocks, row / e, bs, e}
            : std::vector<int64_t>{blocks, bs, heads, d};
     std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
                                        : std::vector<int64_t>{tokens, heads, d};
-    views[0] = runtime::contiguousView(keyCache.data(), dtype, cacheShape, f);
-    views[1] = runtime::contiguousView(valueCache.data(), dtype, cacheShape, f);
-    views[2] = runtime::contiguousView(table.data(), DataType::Int32,
+    views[0] = host::contiguousView(keyCache.data(), dtype, cacheShape, f);
+    views[1] = host::contiguousView(valueCache.data(), dtype, cacheShape, f);
+    views[2] = host::contiguousView(table.data(), DataType::Int32,
                                        {batches, width});
-    views[3] = runtime::contiguousView(lens.data(), DataType::Int32, {batches});
-    views[4] = runtime::contiguousView(keyOut.data(), dtype, outShape);
-    views[5] = runtime::contiguousView(valueOut.data(), dtype, outShape);
+    views[3] = host::contiguousView(lens.data(), DataType::Int32, {batches});
+    views[4] = host::contiguousView(keyOut.data(), dtype, outShape);
+    views[5] = host::contiguousView(valueOut.data(), dtype, outShape);
     args.keyCache = &views[0];
     args.valueCache = &views[1];
     args.blockTables = &views[2];

@@ -3,15 +3,15 @@
 
 namespace tilejit::bench {
 
-aclTensor *createAclTensor(const runtime::TensorView &v) {
+aclTensor *createAclTensor(const host::TensorView &v) {
   return aclCreateTensor(v.shape.data(), v.shape.size(),
                          static_cast<aclDataType>(v.dtype), v.strides.data(),
                          v.offset, static_cast<aclFormat>(v.format),
                          v.storageShape.data(), v.storageShape.size(), v.data);
 }
 
-AclTensors::AclTensors(const std::vector<const runtime::TensorView *> &views) {
-  for (const runtime::TensorView *v : views)
+AclTensors::AclTensors(const std::vector<const host::TensorView *> &views) {
+  for (const host::TensorView *v : views)
     t_.push_back(v ? createAclTensor(*v) : nullptr);
 }
 
@@ -21,11 +21,11 @@ AclTensors::~AclTensors() {
 }
 
 Result hostOverheadCase(Context &ctx,
-                        const std::vector<const runtime::TensorView *> &views,
+                        const std::vector<const host::TensorView *> &views,
                         double bytes,
                         const std::function<int(aclTensor *const *)> &call) {
   std::vector<aclTensor *> t;
-  for (const runtime::TensorView *v : views) {
+  for (const host::TensorView *v : views) {
     std::vector<int64_t> storage{v->storageShape[0]};
     t.push_back(aclCreateTensor(
         v->shape.data(), v->shape.size(), static_cast<aclDataType>(v->dtype),

@@ -15,7 +15,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 
 #include <functional>
 #include <vector>
@@ -24,12 +24,12 @@ namespace tilejit::bench {
 
 /// An aclTensor over `v` (its shape, strides, offset, format and storage
 /// shape), made through aclCreateTensor as a C caller makes it.
-aclTensor *createAclTensor(const runtime::TensorView &v);
+aclTensor *createAclTensor(const host::TensorView &v);
 
 /// aclTensors over views (null for a null view), destroyed with this.
 class AclTensors {
 public:
-  explicit AclTensors(const std::vector<const runtime::TensorView *> &views);
+  explicit AclTensors(const std::vector<const host::TensorView *> &views);
   ~AclTensors();
   AclTensors(const AclTensors &) = delete;
   AclTensors &operator=(const AclTensors &) = delete;
@@ -43,7 +43,7 @@ private:
 /// Times `call` (given the aclTensors of `views`, in order; 0: success) as a
 /// latency case moving `bytes`.
 Result hostOverheadCase(Context &ctx,
-                        const std::vector<const runtime::TensorView *> &views,
+                        const std::vector<const host::TensorView *> &views,
                         double bytes,
                         const std::function<int(aclTensor *const *)> &call);
 

@@ -26,7 +26,7 @@
 #include "jit/Compiler.h"
 #include "ops/common/StreamCopy.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <omp.h>
@@ -42,8 +42,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -53,8 +53,8 @@ struct Problem {
   std::vector<unsigned char> q, out, k, v, scale;
   std::vector<int32_t> table;
   TensorView qv, ov, kv, vv, tv, sv;
-  runtime::TensorList kl, vl;
-  runtime::IntArray asl;
+  host::TensorList kl, vl;
+  host::IntArray asl;
   aclnn::IncreFlashAttentionV4Args args;
 
   bool perHead = false;
@@ -62,7 +62,7 @@ struct Problem {
           bool headMajor = false)
       : b(batch), len(length), qType(qt), kvType(kt), perHead(headMajor) {
     const int64_t blocksPer = len / bs, blocks = b * blocksPer;
-    const int64_t es = runtime::elementSize(kt);
+    const int64_t es = host::elementSize(kt);
     auto fill = [](std::vector<unsigned char> &buf, size_t bytes, bool half,
                    unsigned seed) {
       buf.resize(bytes);
@@ -74,7 +74,7 @@ struct Problem {
         return;
       }
       for (size_t i = 0; i + 1 < bytes; i += 2) {
-        uint16_t h = runtime::floatToHalfBits(u(rng) * 0.5f);
+        uint16_t h = host::floatToHalfBits(u(rng) * 0.5f);
         std::memcpy(&buf[i], &h, 2);
       }
     };
@@ -97,14 +97,14 @@ struct Problem {
     const std::vector<int64_t> rows = perHead
                                           ? std::vector<int64_t>{b, n, 1, d}
                                           : std::vector<int64_t>{b, 1, n * d};
-    qv = runtime::contiguousView(q.data(), qt, rows);
-    ov = runtime::contiguousView(out.data(), qt, rows);
+    qv = host::contiguousView(q.data(), qt, rows);
+    ov = host::contiguousView(out.data(), qt, rows);
     const std::vector<int64_t> cache =
         perHead ? std::vector<int64_t>{blocks, nkv, bs, d}
                 : std::vector<int64_t>{blocks, bs, nkv * d};
-    kv = runtime::contiguousView(k.data(), kt, cache);
-    vv = runtime::contiguousView(v.data(), kt, cache);
-    tv = runtime::contiguousView(table.data(), DataType::Int32, {b, blocksPer});
+    kv = host::contiguousView(k.data(), kt, cache);
+    vv = host::contiguousView(v.data(), kt, cache);
+    tv = host::contiguousView(table.data(), DataType::Int32, {b, blocksPer});
     kl.entries.emplace_back(kv);
     vl.entries.emplace_back(vv);
     asl.values.assign(static_cast<size_t>(b), len);
@@ -122,10 +122,10 @@ struct Problem {
     args.innerPrecise = 1;
     if (kt == DataType::Int8) {
       scale.resize(static_cast<size_t>(2 * nkv * d * 2));
-      const uint16_t h = runtime::floatToHalfBits(0.01f);
+      const uint16_t h = host::floatToHalfBits(0.01f);
       for (size_t i = 0; i < scale.size(); i += 2)
         std::memcpy(&scale[i], &h, 2);
-      sv = runtime::contiguousView(scale.data(), qt, {2, nkv * d});
+      sv = host::contiguousView(scale.data(), qt, {2, nkv * d});
       args.antiquantScale = &sv;
     }
   }
@@ -136,7 +136,7 @@ struct Problem {
     for (int64_t l : asl.values)
       rows += l;
     return 2.0 *
-           static_cast<double>(rows * nkv * d * runtime::elementSize(kvType));
+           static_cast<double>(rows * nkv * d * host::elementSize(kvType));
   }
 };
 
@@ -193,7 +193,7 @@ Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
     r.inCache = true;
     r.note = "table folded into 16 blocks: in the last-level cache";
   }
-  if (runtime::Status s = ops::increFlashAttentionV4(p.args); !s) {
+  if (host::Status s = ops::increFlashAttentionV4(p.args); !s) {
     r.error = s.message();
     return r;
   }
@@ -202,7 +202,7 @@ Result runIfa(Context &ctx, Kind kind, int64_t arg, bool headMajor) {
   r.workingSetBytes = kind == Kind::InCache
                           ? 2.0 * 16 *
                                 static_cast<double>(p.bs * p.nkv * p.d *
-                                                    runtime::elementSize(kv))
+                                                    host::elementSize(kv))
                           : r.bytes;
   int64_t rows = 0;
   for (int64_t l : p.asl.values)

@@ -12,7 +12,7 @@
 
 #include "Suite.h"
 
-#include "ops/runtime/Executor.h"
+#include "ops/host/Executor.h"
 
 namespace tilejit::bench {
 
@@ -22,12 +22,12 @@ namespace tilejit::bench {
 /// written, half of them the working set; decode-sized ones are latency.
 template <typename Args, typename SetupPeer>
 Result kvCopyCase(Context &ctx, const Args &args,
-                  runtime::Status (*prepare)(const Args &, runtime::Executor &),
+                  host::Status (*prepare)(const Args &, host::Executor &),
                   bool (*twin)(const Args &), double bytes, bool decode,
                   SetupPeer &&setupPeer) {
   Result r;
-  runtime::Executor exec(Args::kOpName);
-  if (runtime::Status s = prepare(args, exec); !s) {
+  host::Executor exec(Args::kOpName);
+  if (host::Status s = prepare(args, exec); !s) {
     r.error = s.message();
     return r;
   }

@@ -17,7 +17,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <omp.h>
@@ -31,8 +31,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -43,7 +43,7 @@ struct Problem {
   std::vector<unsigned char> input, weight, out;
   std::vector<int32_t> table, slots;
   std::vector<int64_t> lens;
-  runtime::IntArray lensArray;
+  host::IntArray lensArray;
   TensorView views[5];
   aclnn::NsaCompressWithCacheArgs args;
 
@@ -65,12 +65,12 @@ struct Problem {
       lens.push_back(160 + 16 * (b % 4));
     lensArray.values = lens;
     views[0] =
-        runtime::contiguousView(input.data(), t, {blocks, page, heads, d});
-    views[1] = runtime::contiguousView(weight.data(), t, {cbs, heads});
-    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {batch});
+        host::contiguousView(input.data(), t, {blocks, page, heads, d});
+    views[1] = host::contiguousView(weight.data(), t, {cbs, heads});
+    views[2] = host::contiguousView(slots.data(), DataType::Int32, {batch});
     views[3] =
-        runtime::contiguousView(table.data(), DataType::Int32, {batch, width});
-    views[4] = runtime::contiguousView(out.data(), t, {batch, heads, d});
+        host::contiguousView(table.data(), DataType::Int32, {batch, width});
+    views[4] = host::contiguousView(out.data(), t, {batch, heads, d});
     args.input = &views[0];
     args.weight = &views[1];
     args.slotMapping = &views[2];
@@ -95,7 +95,7 @@ using bench::Result;
 Result runNsa(Context &ctx, DataType t, bool inCache) {
   Problem p(t);
   Result r;
-  if (runtime::Status s = ops::nsaCompressWithCache(p.args); !s) {
+  if (host::Status s = ops::nsaCompressWithCache(p.args); !s) {
     r.error = s.message();
     return r;
   }

@@ -35,25 +35,25 @@ kernel scale<T: f32|f16|bf16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32)
 }
 )";
 
-const char *dtypeName(runtime::DataType t) {
+const char *dtypeName(host::DataType t) {
   switch (t) {
-  case runtime::DataType::Float:
+  case host::DataType::Float:
     return "f32";
-  case runtime::DataType::Float16:
+  case host::DataType::Float16:
     return "f16";
-  case runtime::DataType::BFloat16:
+  case host::DataType::BFloat16:
     return "bf16";
-  case runtime::DataType::Int8:
+  case host::DataType::Int8:
     return "i8";
-  case runtime::DataType::UInt8:
+  case host::DataType::UInt8:
     return "u8";
-  case runtime::DataType::Int16:
+  case host::DataType::Int16:
     return "i16";
-  case runtime::DataType::Int32:
+  case host::DataType::Int32:
     return "i32";
-  case runtime::DataType::Int64:
+  case host::DataType::Int64:
     return "i64";
-  case runtime::DataType::Bool:
+  case host::DataType::Bool:
     return "bool";
   default:
     return "";
@@ -184,12 +184,12 @@ int runWithWorkspace(uint64_t bytes, aclOpExecutor *exec,
 }
 
 nlohmann::json pythonTensor(Peer &peer, const std::string &name,
-                            const runtime::TensorView &v) {
+                            const host::TensorView &v) {
   if (!v.isContiguous() || v.offset != 0 || !*dtypeName(v.dtype))
     throw std::runtime_error("python side: " + name + " (" + v.describe() +
                              ") is not a contiguous view of a known dtype");
   const size_t bytes =
-      static_cast<size_t>(v.numel() * runtime::elementSize(v.dtype));
+      static_cast<size_t>(v.numel() * host::elementSize(v.dtype));
   return {{"path", peer.writeInput(name, v.data, bytes)},
           {"dtype", dtypeName(v.dtype)},
           {"shape", v.shape}};

@@ -29,7 +29,7 @@
 #include "Suite.h"
 
 #include "aclnn/aclnn_base.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 
 #include <nlohmann/json.hpp>
 
@@ -73,7 +73,7 @@ int runWithWorkspace(uint64_t bytes, aclOpExecutor *exec,
 /// A tensor for the Python side: `v`'s bytes written to a file (a
 /// contiguous view), its dtype and shape.
 nlohmann::json pythonTensor(Peer &peer, const std::string &name,
-                            const runtime::TensorView &v);
+                            const host::TensorView &v);
 
 /// The headline cases, built where each operator's problem is (its *Cases.cpp).
 Result ifaTorchOps(Context &ctx);

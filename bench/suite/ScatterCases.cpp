@@ -22,7 +22,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "ops/common/StreamCopy.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
@@ -38,8 +38,8 @@
 using namespace tilejit;
 using bench::median;
 using bench::seconds;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -63,7 +63,7 @@ struct Problem {
   Problem(bool nzMode, int64_t nb, int64_t blockSize, int64_t n, int64_t dim,
           int64_t total, bool runs = false)
       : nz(nzMode), blocks(nb), bs(blockSize), heads(n), d(dim), tokens(total) {
-    const int64_t size = runtime::elementSize(dtype), row = heads * d;
+    const int64_t size = host::elementSize(dtype), row = heads * d;
     const int64_t e = 32 / size;
     key = ops::randomBuffer(ops::DType::I16, tokens * row, 1);
     value = ops::randomBuffer(ops::DType::I16, tokens * row, 2);
@@ -89,16 +89,16 @@ struct Problem {
     }
     for (auto &b : buckets)
       std::sort(b.begin(), b.end());
-    const runtime::Format f =
-        nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+    const host::Format f =
+        nz ? host::Format::FractalNZ : host::Format::ND;
     std::vector<int64_t> cacheShape =
         nz ? std::vector<int64_t>{blocks, row / e, bs, e}
            : std::vector<int64_t>{blocks, bs, heads, d};
-    views[0] = runtime::contiguousView(key.data(), dtype, {tokens, heads, d});
-    views[1] = runtime::contiguousView(keyCache.data(), dtype, cacheShape, f);
-    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {tokens});
-    views[3] = runtime::contiguousView(value.data(), dtype, {tokens, heads, d});
-    views[4] = runtime::contiguousView(valueCache.data(), dtype, cacheShape, f);
+    views[0] = host::contiguousView(key.data(), dtype, {tokens, heads, d});
+    views[1] = host::contiguousView(keyCache.data(), dtype, cacheShape, f);
+    views[2] = host::contiguousView(slots.data(), DataType::Int32, {tokens});
+    views[3] = host::contiguousView(value.data(), dtype, {tokens, heads, d});
+    views[4] = host::contiguousView(valueCache.data(), dtype, cacheShape, f);
     args.key = &views[0];
     args.keyCacheRef = &views[1];
     args.slotMapping = &views[2];
@@ -122,7 +122,7 @@ struct Problem {
   /// half a line no other token of the call writes, so a line is read for
   /// ownership and written back per 32 bytes moved).
   double sameWritesSeconds(int threads) {
-    const int64_t size = runtime::elementSize(dtype), row = heads * d * size;
+    const int64_t size = host::elementSize(dtype), row = heads * d * size;
     const int64_t strips = row / 32;
     return seconds([&] {
 #pragma omp parallel num_threads(threads)

@@ -1373,7 +1373,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
     b_.SetInsertPoint(slowDone);
   } else {
     // Boolean tiles: out of line, in the runtime (see tilejit_rt_load_tile in
-    // jit/Runtime.h), one call per tile.
+    // runtime/Runtime.h), one call per tile.
     emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
                      isLoad ? otherValue(k, op.attrs()) : nullptr);
   }

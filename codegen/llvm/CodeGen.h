@@ -6,7 +6,7 @@
 /// unit (elementwise ops, fused loops, reductions, conversions, math), the
 /// cube unit (`mma` as a register-blocked FMA micro-kernel), and data movement
 /// (masked loads/stores for tails, gathers). The module defines the three
-/// symbols of jit/Runtime.h for the given stem. Knows nothing of caches or JIT
+/// symbols of runtime/Runtime.h for the given stem. Knows nothing of caches or JIT
 /// state.
 ///
 //===----------------------------------------------------------------------===//

@@ -12,7 +12,7 @@
 #define TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
 
 #include "codegen/llvm/CodeGen.h"
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/DIBuilder.h"

@@ -12,7 +12,7 @@
 #ifndef TILEJIT_FUZZ_DIFFTEST_INTERPNUMERIC_H
 #define TILEJIT_FUZZ_DIFFTEST_INTERPNUMERIC_H
 
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <cstdint>
 #include <limits>

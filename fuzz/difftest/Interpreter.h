@@ -21,7 +21,7 @@
 #define TILEJIT_FUZZ_DIFFTEST_INTERPRETER_H
 
 #include "dsl/syntax/AST.h"
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <cstdint>
 #include <map>

@@ -16,7 +16,7 @@
 #ifndef TILEJIT_FUZZ_DIFFTEST_PROGRAM_H
 #define TILEJIT_FUZZ_DIFFTEST_PROGRAM_H
 
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <cstdint>
 #include <map>

@@ -20,7 +20,7 @@
 #ifndef TILEJIT_TILEJIT_H
 #define TILEJIT_TILEJIT_H
 
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <cstdint>
 #include <memory>

@@ -4,11 +4,11 @@
 // vectors at once. They return NULL on structurally invalid input (negative
 // dimensions, unknown enum values, too many dimensions, sizes, strides and
 // offsets whose products or sums overflow int64) and record why; the
-// operators check everything semantic, after runtime::checkDescriptor.
+// operators check everything semantic, after host::checkDescriptor.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/aclnn/AclObjects.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <algorithm>
 #include <climits>
@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-using namespace tilejit::runtime;
+using namespace tilejit::host;
 
 namespace {
 

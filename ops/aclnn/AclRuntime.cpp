@@ -1,15 +1,15 @@
 //===- AclRuntime.cpp - aclInit, devices, contexts, streams, memory -------===//
 //
 // The acl runtime over the host: one device (the CPU, id 0), contexts that
-// only remember their device, streams backed by runtime::Stream, and
+// only remember their device, streams backed by host::Stream, and
 // "device" memory that is host memory. Every failing call records a message
 // naming the argument and the rule for aclGetRecentErrMsg.
 //
 //===----------------------------------------------------------------------===//
 #include "acl/acl.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/Status.h"
-#include "ops/runtime/Stream.h"
+#include "ops/host/DataType.h"
+#include "ops/host/Status.h"
+#include "ops/host/Stream.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-using tilejit::runtime::Status;
-using tilejit::runtime::Stream;
+using tilejit::host::Status;
+using tilejit::host::Stream;
 
 namespace {
 
@@ -57,7 +57,7 @@ bool isLiveContext(Context *context) {
 }
 
 aclError fail(aclError code, const char *api, const std::string &message) {
-  tilejit::runtime::setRecentErrorMessage(std::string(api) + ": " + message);
+  tilejit::host::setRecentErrorMessage(std::string(api) + ": " + message);
   return code;
 }
 
@@ -77,7 +77,7 @@ aclError checkStream(const char *api, aclrtStream stream,
   out = nullptr;
   if (!stream)
     return ACL_SUCCESS;
-  out = tilejit::runtime::findStream(stream);
+  out = tilejit::host::findStream(stream);
   if (!out)
     return fail(ACL_ERROR_INVALID_PARAM, api,
                 "stream is not a live stream from aclrtCreateStream");
@@ -153,7 +153,7 @@ aclError aclFinalize(void) {
     return fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
                 "not initialised (aclInit was not called or aclFinalize "
                 "already ran)");
-  (void)tilejit::runtime::synchronizeAllStreams();
+  (void)tilejit::host::synchronizeAllStreams();
   return ACL_SUCCESS;
 }
 
@@ -180,7 +180,7 @@ aclError aclrtSetDevice(int32_t deviceId) {
 aclError aclrtResetDevice(int32_t deviceId) {
   if (aclError e = checkDevice("aclrtResetDevice", deviceId))
     return e;
-  (void)tilejit::runtime::synchronizeAllStreams();
+  (void)tilejit::host::synchronizeAllStreams();
   if (currentDevice == deviceId)
     currentDevice = -1;
   if (currentContext == defaultContext(deviceId))
@@ -216,9 +216,9 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode) {
 }
 
 aclError aclrtSynchronizeDevice(void) {
-  Status status = tilejit::runtime::synchronizeAllStreams();
+  Status status = tilejit::host::synchronizeAllStreams();
   if (!status.isOk())
-    return tilejit::runtime::recordError(status, "aclrtSynchronizeDevice");
+    return tilejit::host::recordError(status, "aclrtSynchronizeDevice");
   return ACL_SUCCESS;
 }
 
@@ -282,7 +282,7 @@ aclError aclrtCreateStream(aclrtStream *stream) {
                 "stream must not be null");
   auto s = std::make_shared<Stream>();
   *stream = s.get();
-  tilejit::runtime::registerStream(std::move(s));
+  tilejit::host::registerStream(std::move(s));
   return ACL_SUCCESS;
 }
 
@@ -297,7 +297,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
   if (s->isWorkerThread())
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "a stream cannot be destroyed by its own task");
-  if (!tilejit::runtime::unregisterStream(stream))
+  if (!tilejit::host::unregisterStream(stream))
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream",
                 "stream is not a live stream from aclrtCreateStream");
   // Waits for the pending work; the stream itself is freed when the last
@@ -317,7 +317,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
                 "a stream cannot be synchronised by its own task");
   Status status = s->synchronize();
   if (!status.isOk())
-    return tilejit::runtime::recordError(status, "aclrtSynchronizeStream");
+    return tilejit::host::recordError(status, "aclrtSynchronizeStream");
   return ACL_SUCCESS;
 }
 
@@ -372,7 +372,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
   std::shared_ptr<Stream> s;
   if (aclError e = checkStream("aclrtMemcpyAsync", stream, s))
     return e;
-  (void)tilejit::runtime::runOnStream(s.get(), [=] {
+  (void)tilejit::host::runOnStream(s.get(), [=] {
     if (count)
       std::memmove(dst, src, count);
     return Status::ok();
@@ -387,7 +387,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
   std::shared_ptr<Stream> s;
   if (aclError e = checkStream("aclrtMemsetAsync", stream, s))
     return e;
-  (void)tilejit::runtime::runOnStream(s.get(), [=] {
+  (void)tilejit::host::runOnStream(s.get(), [=] {
     std::memset(devPtr, value, count);
     return Status::ok();
   });
@@ -395,22 +395,22 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 }
 
 float aclFloat16ToFloat(aclFloat16 value) {
-  return tilejit::runtime::halfBitsToFloat(value);
+  return tilejit::host::halfBitsToFloat(value);
 }
 
 aclFloat16 aclFloatToFloat16(float value) {
-  return tilejit::runtime::floatToHalfBits(value);
+  return tilejit::host::floatToHalfBits(value);
 }
 
 size_t aclDataTypeSize(aclDataType dataType) {
-  if (!tilejit::runtime::isKnownDataType(dataType))
+  if (!tilejit::host::isKnownDataType(dataType))
     return 0;
-  return static_cast<size_t>(tilejit::runtime::elementSize(
-      static_cast<tilejit::runtime::DataType>(dataType)));
+  return static_cast<size_t>(tilejit::host::elementSize(
+      static_cast<tilejit::host::DataType>(dataType)));
 }
 
 const char *aclGetRecentErrMsg(void) {
-  return tilejit::runtime::takeRecentErrorMessage();
+  return tilejit::host::takeRecentErrorMessage();
 }
 
 } // extern "C"

@@ -30,7 +30,7 @@
 #include "acl/acl_rt.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <memory>
 #include <string>
@@ -63,25 +63,25 @@ aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
   if (executor)
     *executor = nullptr;
   if (!workspaceSize)
-    return runtime::recordError(
-        runtime::Status(runtime::status::ParamNullptr,
+    return host::recordError(
+        host::Status(host::status::ParamNullptr,
                         "workspaceSize must not be null"),
         api.c_str());
   if (!executor)
-    return runtime::recordError(runtime::Status(runtime::status::ParamNullptr,
+    return host::recordError(host::Status(host::status::ParamNullptr,
                                                 "executor must not be null"),
                                 api.c_str());
-  if (runtime::Status s = checkTensorArgs(args); !s)
-    return runtime::recordError(s, api.c_str());
-  runtime::PrepareFn<ArgsT> prepare = runtime::OpRegistry<ArgsT>::get();
+  if (host::Status s = checkTensorArgs(args); !s)
+    return host::recordError(s, api.c_str());
+  host::PrepareFn<ArgsT> prepare = host::OpRegistry<ArgsT>::get();
   if (!prepare)
-    return runtime::recordError(
-        runtime::Status(runtime::status::Inner, "not implemented yet"),
+    return host::recordError(
+        host::Status(host::status::Inner, "not implemented yet"),
         api.c_str());
   auto exec = std::make_unique<aclOpExecutor>(ArgsT::kOpName);
-  runtime::Status status = prepare(args, *exec);
+  host::Status status = prepare(args, *exec);
   if (!status.isOk())
-    return runtime::recordError(status, api.c_str());
+    return host::recordError(status, api.c_str());
   *workspaceSize = exec->workspaceSize();
   *executor = registerExecutor(std::move(exec));
   return ACLNN_SUCCESS;

@@ -3,7 +3,7 @@
 // Each GetWorkspaceSize packs its C arguments into the operator's Args
 // struct and calls prepareOp; each phase 2 calls runOp. Nothing here knows
 // an operator's rules: those come from the Prepare function the operator
-// registers (ops/runtime/OpRegistry.h).
+// registers (ops/host/OpRegistry.h).
 //
 //===----------------------------------------------------------------------===//
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
@@ -12,19 +12,19 @@
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "ops/aclnn/AclnnCommon.h"
-#include "ops/runtime/Stream.h"
+#include "ops/host/Stream.h"
 
 #include <memory>
 
 using namespace tilejit;
-using runtime::Status;
+using host::Status;
 
 namespace tilejit::aclnn {
 
 aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
                   aclOpExecutor *executor, aclrtStream stream) {
   auto fail = [&](int32_t code, const std::string &message) {
-    return runtime::recordError(Status(code, message), opName);
+    return host::recordError(Status(code, message), opName);
   };
   if (!executor)
     return fail(ACLNN_ERR_PARAM_NULLPTR, "executor must not be null");
@@ -35,9 +35,9 @@ aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
   // The stream first: a refused call must not consume the executor. The
   // reference keeps the stream alive through the submit even if another
   // thread destroys it meanwhile.
-  std::shared_ptr<runtime::Stream> s;
+  std::shared_ptr<host::Stream> s;
   if (stream) {
-    s = runtime::findStream(stream);
+    s = host::findStream(stream);
     if (!s)
       return fail(ACLNN_ERR_PARAM_INVALID,
                   "stream is not a live stream from aclrtCreateStream");
@@ -48,17 +48,17 @@ aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
 
   // The task holds the executor: a single-use one is freed after it ran, a
   // repeatable one destroyed while this launch is queued after it too.
-  runtime::LaunchContext context{workspace, workspaceSize};
+  host::LaunchContext context{workspace, workspaceSize};
   std::string name = opName;
-  runtime::Stream::Task task = [owned = std::move(owned), context, name] {
+  host::Stream::Task task = [owned = std::move(owned), context, name] {
     Status status = owned->run(context);
     if (!status.isOk())
       return Status(status.code(), name + ": " + status.message());
     return status;
   };
-  Status status = runtime::runOnStream(s.get(), std::move(task));
+  Status status = host::runOnStream(s.get(), std::move(task));
   if (!status.isOk())
-    return runtime::recordError(status);
+    return host::recordError(status);
   return ACLNN_SUCCESS;
 }
 

@@ -36,7 +36,7 @@ constexpr const char *kNotLive =
     "makes an executor reusable), or no GetWorkspaceSize returned it";
 
 aclnnStatus refuse(int32_t code, const char *api, const std::string &message) {
-  return runtime::recordError(runtime::Status(code, message), api);
+  return host::recordError(host::Status(code, message), api);
 }
 
 } // namespace

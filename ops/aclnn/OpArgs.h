@@ -11,14 +11,14 @@
 ///
 /// An operator registers its phase 1 with
 /// `TILEJIT_REGISTER_ACLNN_OP(aclnn::XxxArgs, prepare)`
-/// (ops/runtime/OpRegistry.h).
+/// (ops/host/OpRegistry.h).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_ACLNN_OPARGS_H
 #define TILEJIT_OPS_ACLNN_OPARGS_H
 
-#include "ops/runtime/OpRegistry.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/OpRegistry.h"
+#include "ops/host/TensorView.h"
 
 #include <cstdint>
 #include <string>
@@ -26,9 +26,9 @@
 
 namespace tilejit::aclnn {
 
-using runtime::IntArray;
-using runtime::TensorList;
-using runtime::TensorView;
+using host::IntArray;
+using host::TensorList;
+using host::TensorView;
 
 /// aclnnScatterPaKvCacheGetWorkspaceSize.
 struct ScatterPaKvCacheArgs {
@@ -224,12 +224,12 @@ struct FlashAttentionUnpaddingScoreGradV5Args {
   }
 };
 
-/// The descriptor check (runtime::checkDescriptor) of every tensor argument
+/// The descriptor check (host::checkDescriptor) of every tensor argument
 /// of `args` that is not null, and of every entry of its tensor lists
 /// ("key[1]"), in parameter order; the first failure is returned. Runs
 /// before any operator rule, in phase 1 of every operator.
-template <typename ArgsT> runtime::Status checkTensorArgs(const ArgsT &args) {
-  runtime::Status result;
+template <typename ArgsT> host::Status checkTensorArgs(const ArgsT &args) {
+  host::Status result;
   auto check = [&](const char *name, const auto *arg) {
     if (!result.isOk() || !arg)
       return;
@@ -237,10 +237,10 @@ template <typename ArgsT> runtime::Status checkTensorArgs(const ArgsT &args) {
                                  TensorList>) {
       for (int64_t i = 0; i < arg->size() && result.isOk(); ++i)
         if (const TensorView *entry = arg->at(i))
-          result = runtime::checkDescriptor(
+          result = host::checkDescriptor(
               *entry, std::string(name) + "[" + std::to_string(i) + "]");
     } else {
-      result = runtime::checkDescriptor(*arg, name);
+      result = host::checkDescriptor(*arg, name);
     }
   };
   args.forEachTensor(check);

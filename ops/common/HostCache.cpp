@@ -6,12 +6,12 @@
 
 namespace tilejit::ops {
 
-runtime::Status lastLevelCacheBytes(int64_t &bytes) {
+host::Status lastLevelCacheBytes(int64_t &bytes) {
   // The process's options are asked on every call, so that a test may
   // override TILEJIT_LLC_BYTES between calls (jit::ScopedOptionOverride).
   auto llc = jit::Options::process().llcBytes();
   if (!llc)
-    return runtime::Status::error(runtime::status::RuntimeError,
+    return host::Status::error(host::status::RuntimeError,
                                   llvm::toString(llc.takeError()));
   if (*llc) {
     bytes = static_cast<int64_t>(**llc);

@@ -12,7 +12,7 @@
 #ifndef TILEJIT_OPS_COMMON_HOSTCACHE_H
 #define TILEJIT_OPS_COMMON_HOSTCACHE_H
 
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <cstdint>
 
@@ -22,7 +22,7 @@ namespace tilejit::ops {
 /// byte count; 0 takes every working set as streamed from memory), else
 /// jit::hostLastLevelCacheBytes (0 where unknown). An ill-formed
 /// TILEJIT_LLC_BYTES is a runtime error naming it, its value and the rule.
-runtime::Status lastLevelCacheBytes(int64_t &bytes);
+host::Status lastLevelCacheBytes(int64_t &bytes);
 
 } // namespace tilejit::ops
 

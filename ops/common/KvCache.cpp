@@ -14,8 +14,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
+using host::DataType;
+using host::Status;
 
 bool isKvDataType(DataType type) {
   switch (type) {
@@ -47,7 +47,7 @@ bool isIndexDataType(DataType type) {
 }
 
 int64_t nzStripElems(DataType type) {
-  int64_t size = runtime::elementSize(type);
+  int64_t size = host::elementSize(type);
   return size > 0 ? 32 / size : 0;
 }
 
@@ -107,7 +107,7 @@ rt::ElemType elemType(DataType type) {
   }
 }
 
-std::optional<FlatView> collapse(const runtime::TensorView &view,
+std::optional<FlatView> collapse(const host::TensorView &view,
                                  const std::vector<int> &groups) {
   FlatView flat;
   flat.data = view.firstElement();
@@ -208,7 +208,7 @@ private:
 Status hostCompiler(jit::Compiler *&compiler) {
   auto c = jit::Compiler::instance(jit::TargetLevel::Host);
   if (!c)
-    return Status::error(runtime::status::InnerFindKernel, "no compiler for this host: ",
+    return Status::error(host::status::InnerFindKernel, "no compiler for this host: ",
                          llvm::toString(c.takeError()));
   compiler = &*c;
   return Status::ok();
@@ -217,17 +217,17 @@ Status hostCompiler(jit::Compiler *&compiler) {
 Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out,
-                 runtime::KernelUse *use) {
+                 host::KernelUse *use) {
   static KeyTable keys;
   auto key = keys.find(source, kernel, spec);
   if (!key)
     return Status::error(
-        runtime::status::InnerFindKernel, "kernel ", kernel, " of ",
+        host::status::InnerFindKernel, "kernel ", kernel, " of ",
         source.name(), " has no tiling key: ", llvm::toString(key.takeError()));
   // A key was made, so the host's compiler exists.
   auto ref = jit::Compiler::instance().get(**key, source);
   if (!ref)
-    return Status::error(runtime::status::InnerFindKernel, "kernel ", kernel,
+    return Status::error(host::status::InnerFindKernel, "kernel ", kernel,
                          " of ", source.name(),
                          " did not compile: ", llvm::toString(ref.takeError()));
   out = ref->kernel;
@@ -239,7 +239,7 @@ Status getKernel(const jit::KernelSource &source, const std::string &kernel,
 Status launchKernel(const jit::CompiledKernel &kernel, const rt::ArgPack &args,
                     const char *what) {
   if (llvm::Error err = kernel.launch(args))
-    return Status::error(runtime::status::Inner, what, ": ",
+    return Status::error(host::status::Inner, what, ": ",
                          llvm::toString(std::move(err)));
   return Status::ok();
 }
@@ -261,11 +261,11 @@ struct ScratchRun {
 };
 } // namespace
 
-void setKernelLaunch(runtime::Executor &executor,
+void setKernelLaunch(host::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op) {
   executor.addKernelUse(launch->use);
   if (launch->scratch.empty()) {
-    executor.setLaunch([launch = std::move(launch), op](const runtime::LaunchContext &) {
+    executor.setLaunch([launch = std::move(launch), op](const host::LaunchContext &) {
       return launchKernel(*launch->kernel, launch->args, op);
     });
     return;
@@ -273,7 +273,7 @@ void setKernelLaunch(runtime::Executor &executor,
   // The phase-1 scratch goes with `launch`; the pool makes its own.
   auto states = std::make_shared<RunStates<ScratchRun>>(
       ScratchRun::over(launch->args, launch->scratch));
-  executor.setLaunch([kernel = launch->kernel, states, op](const runtime::LaunchContext &) {
+  executor.setLaunch([kernel = launch->kernel, states, op](const host::LaunchContext &) {
     return states->run([&](ScratchRun &r) { return launchKernel(*kernel, r.args, op); });
   });
 }

@@ -7,16 +7,16 @@
 /// operators): the dtype lists of the specs, the FRACTAL_NZ strip width,
 /// the DSL kinds that carry an element of a given width, collapsing a view's
 /// axes into the 2-D/3-D views the kernels take, and fetching a compiled
-/// kernel as a runtime::Status.
+/// kernel as a host::Status.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_COMMON_KVCACHE_H
 #define TILEJIT_OPS_COMMON_KVCACHE_H
 
 #include "jit/Compiler.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
+#include "ops/host/TensorView.h"
 
 #include <algorithm>
 #include <memory>
@@ -29,14 +29,14 @@ namespace tilejit::ops {
 /// The twelve KV element types of the specs ("L12"): FLOAT16, FLOAT,
 /// BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, HIFLOAT8,
 /// FLOAT8_E5M2, FLOAT8_E4M3FN.
-bool isKvDataType(runtime::DataType type);
+bool isKvDataType(host::DataType type);
 /// "FLOAT16, FLOAT, ..." (for messages).
 const char *kvDataTypeList();
 /// INT32 or INT64.
-bool isIndexDataType(runtime::DataType type);
+bool isIndexDataType(host::DataType type);
 
 /// Elements per 32-byte FRACTAL_NZ strip: 32 / sizeof(type).
-int64_t nzStripElems(runtime::DataType type);
+int64_t nzStripElems(host::DataType type);
 
 /// Whether a gather writes its outputs around the caches (non-temporal
 /// stores): when they total 16 MiB or more. Outputs that size do not stay in
@@ -50,14 +50,14 @@ bool streamsOutput(int64_t outputBytes);
 /// "u32"): byte-exact moves specialise on the width only.
 const char *copyKind(int64_t bytes);
 /// "i32" or "i64" for an index dtype.
-const char *indexKind(runtime::DataType type);
+const char *indexKind(host::DataType type);
 /// The DSL kind of a value dtype: "f16", "bf16", "f32", "i8", else "u8".
-const char *valueKind(runtime::DataType type);
+const char *valueKind(host::DataType type);
 /// The argument element type of a DSL kind ("f16", "u8", ...) an operator
 /// specialised a kernel with.
 rt::ElemType elemType(const char *kind);
 /// The argument element type of a tensor of `type` (bool as u8, its bytes).
-rt::ElemType elemType(runtime::DataType type);
+rt::ElemType elemType(host::DataType type);
 
 /// A view re-expressed with fewer axes (for rt::ArgPack::tensor).
 struct FlatView {
@@ -70,31 +70,31 @@ struct FlatView {
 /// consecutive source axes per result axis (they must add up to the rank).
 /// A group merges only if its axes are nested (stride[k] == size[k+1] *
 /// stride[k+1], size-1 axes ignored); otherwise nullopt.
-std::optional<FlatView> collapse(const runtime::TensorView &view,
+std::optional<FlatView> collapse(const host::TensorView &view,
                                  const std::vector<int> &groups);
 
 /// The process's compiler for the host, or 561003 saying why there is none
 /// (a bad TILEJIT_TARGET or TILEJIT_L1D_BYTES, a CPU without AVX2): an
 /// operator reports it rather than abort its caller.
-runtime::Status hostCompiler(jit::Compiler *&compiler);
+host::Status hostCompiler(jit::Compiler *&compiler);
 
 /// A compiled kernel for an operator, or 561003 naming the kernel and the
 /// compiler's message. `use`, if given, receives its key and compile time.
-runtime::Status getKernel(const jit::KernelSource &source,
+host::Status getKernel(const jit::KernelSource &source,
                           const std::string &kernel,
                           const jit::Specialization &spec,
                           std::shared_ptr<const jit::CompiledKernel> &out,
-                          runtime::KernelUse *use = nullptr);
+                          host::KernelUse *use = nullptr);
 
 /// Launches `kernel` and turns a launch error into 561000 naming `what`.
-runtime::Status launchKernel(const jit::CompiledKernel &kernel,
+host::Status launchKernel(const jit::CompiledKernel &kernel,
                              const rt::ArgPack &args, const char *what);
 
 /// One prepared launch of a kernel: phase 1 fills it, phase 2 runs it.
 struct KernelLaunch {
   std::shared_ptr<const jit::CompiledKernel> kernel;
   rt::ArgPack args;
-  runtime::KernelUse use; ///< the kernel's key and whether it was compiled
+  host::KernelUse use; ///< the kernel's key and whether it was compiled
   /// Memory the kernel writes besides its outputs (`args` point into it),
   /// if any: each concurrent run gets its own (RunStates).
   std::vector<int64_t> scratch;
@@ -102,7 +102,7 @@ struct KernelLaunch {
 
 /// Makes `launch` the executor's phase 2 (errors name `op`) and records its
 /// kernel use. Runs share `launch` (read only) unless it has scratch.
-void setKernelLaunch(runtime::Executor &executor,
+void setKernelLaunch(host::Executor &executor,
                      std::shared_ptr<const KernelLaunch> launch, const char *op);
 
 /// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2
@@ -110,18 +110,18 @@ void setKernelLaunch(runtime::Executor &executor,
 /// built them (the C API checks every descriptor first, in prepareOp; the
 /// validation tests reshape views here to reach each shape rule).
 template <typename Args>
-runtime::Status prepareAndRun(const Args &args,
-                              runtime::Status (*prepare)(const Args &,
-                                                         runtime::Executor &)) {
-  runtime::Executor executor(Args::kOpName);
-  if (runtime::Status s = prepare(args, executor); !s)
+host::Status prepareAndRun(const Args &args,
+                              host::Status (*prepare)(const Args &,
+                                                         host::Executor &)) {
+  host::Executor executor(Args::kOpName);
+  if (host::Status s = prepare(args, executor); !s)
     return s;
   // Uninitialised, as a device workspace is: no kernel reads workspace it
   // did not write, and zero-filling megabytes of it would cost more than
   // some calls.
   const size_t size = executor.workspaceSize();
   auto workspace = std::make_unique_for_overwrite<unsigned char[]>(size);
-  return executor.run(runtime::LaunchContext{workspace.get(), size});
+  return executor.run(host::LaunchContext{workspace.get(), size});
 }
 
 /// The cores a launch may use (OpenMP's count, capped by

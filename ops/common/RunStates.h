@@ -17,7 +17,7 @@
 #ifndef TILEJIT_OPS_COMMON_RUNSTATES_H
 #define TILEJIT_OPS_COMMON_RUNSTATES_H
 
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <memory>
 #include <mutex>
@@ -40,7 +40,7 @@ public:
   State &first() { return *first_; }
 
   /// Runs `fn(State &)` with a state no concurrent run holds.
-  template <class Fn> runtime::Status run(Fn &&fn) {
+  template <class Fn> host::Status run(Fn &&fn) {
     std::unique_ptr<State> state;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -53,7 +53,7 @@ public:
     // another run uses it is safe (clone() reads no run's writes).
     if (!state)
       state = first_->clone();
-    runtime::Status status = fn(*state);
+    host::Status status = fn(*state);
     std::lock_guard<std::mutex> lock(mutex_);
     free_.push_back(std::move(state));
     return status;

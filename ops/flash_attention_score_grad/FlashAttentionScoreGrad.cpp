@@ -9,7 +9,7 @@
 
 #include "ops/Embedded.h"
 #include "ops/common/KvCache.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <algorithm>
 #include <cstring>
@@ -19,10 +19,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 
 namespace {
 
@@ -167,13 +167,13 @@ void plan(Plan &pl) {
 
 /// The main pass first: `tilejit demo` reports the first kernel's key and
 /// compile time.
-Status getKernels(Plan &pl, runtime::Executor &executor) {
+Status getKernels(Plan &pl, host::Executor &executor) {
   const fag::Problem &p = pl.p;
   const std::string t = valueKind(p.dtype);
   const std::string d = std::to_string(p.d), dv = std::to_string(p.dv);
   const std::string bm = std::to_string(pl.bm), dr = std::to_string(pl.dr);
   const bool rope = p.dr > 0;
-  runtime::KernelUse use;
+  host::KernelUse use;
   auto get = [&](const char *name, const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out) {
     Status s = getKernel(source(), name, spec, out, &use);
@@ -261,7 +261,7 @@ void zeroRows(const TensorView &t, int64_t from, int64_t to) {
                     static_cast<size_t>(es));
 }
 
-Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
+Status run(const Plan &pl, const host::LaunchContext &ctx) {
   const fag::Problem &p = pl.p;
   auto *ws = reinterpret_cast<unsigned char *>(
       (reinterpret_cast<uintptr_t>(ctx.workspace) + 63) / 64 * 64);
@@ -414,7 +414,7 @@ Status run(const Plan &pl, const runtime::LaunchContext &ctx) {
 } // namespace
 
 Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args,
-                                      runtime::Executor &executor) {
+                                      host::Executor &executor) {
   auto pl = std::make_shared<Plan>();
   if (Status s = fag::validate(args, pl->p); !s)
     return s;
@@ -428,7 +428,7 @@ Status prepareFlashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreG
   if (Status s = getKernels(*pl, executor); !s)
     return s;
   executor.setWorkspaceSize(pl->total);
-  executor.setLaunch([pl](const runtime::LaunchContext &ctx) -> Status {
+  executor.setLaunch([pl](const host::LaunchContext &ctx) -> Status {
     if (ctx.workspaceSize < pl->total || !ctx.workspace)
       return Status::error(status::ParamInvalid, "workspace: ", pl->total,
                            " bytes are needed, got ", ctx.workspaceSize);

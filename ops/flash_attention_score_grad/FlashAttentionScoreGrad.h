@@ -18,8 +18,8 @@
 #define TILEJIT_OPS_FLASH_ATTENTION_SCORE_GRAD_FLASHATTENTIONSCOREGRAD_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 #include <cstdint>
 #include <limits>
@@ -50,7 +50,7 @@ enum class PseForm {
 /// Everything phase 1 learnt from the arguments: validated, normalised, and
 /// owning copies of the views (the C objects may die before phase 2).
 struct Problem {
-  runtime::DataType dtype = runtime::DataType::Undefined; ///< q, k, v, dy, O, dq, dk, dv
+  host::DataType dtype = host::DataType::Undefined; ///< q, k, v, dy, O, dq, dk, dv
   int64_t t1 = 0, t2 = 0;          ///< query / key tokens (declared)
   int64_t n1 = 0, n2 = 0, g = 1;   ///< query heads, kv heads, n1 / n2
   int64_t d = 0, dv = 0, dr = 0;   ///< head dims of q/k, v, rope (0: no rope)
@@ -74,10 +74,10 @@ struct Problem {
   bool empty = false;              ///< rule 3: nothing to compute, success
 
   // Owning copies of the views; absent optionals count as not given.
-  runtime::TensorView q, k, v, dy, o, m, l;
-  std::optional<runtime::TensorView> qRope, kRope, pseT, dropMask, attenMask, sinkT;
-  runtime::TensorView dq, dk, dvOut;
-  std::optional<runtime::TensorView> dqRope, dkRope, dsink; ///< absent or shape [0]: not written
+  host::TensorView q, k, v, dy, o, m, l;
+  std::optional<host::TensorView> qRope, kRope, pseT, dropMask, attenMask, sinkT;
+  host::TensorView dq, dk, dvOut;
+  std::optional<host::TensorView> dqRope, dkRope, dsink; ///< absent or shape [0]: not written
 
   int64_t qBegin(int64_t bi) const { return bi == 0 ? 0 : cq[static_cast<size_t>(bi - 1)]; }
   int64_t kBegin(int64_t bi) const { return bi == 0 ? 0 : ck[static_cast<size_t>(bi - 1)]; }
@@ -94,7 +94,7 @@ struct Problem {
 };
 
 /// Section 7, every rule in order, filling `p` (untouched outputs on error).
-runtime::Status validate(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args,
+host::Status validate(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args,
                          Problem &p);
 
 } // namespace tilejit::ops::fag
@@ -104,12 +104,12 @@ namespace tilejit::ops {
 /// Phase 1: validates `args` and fills `executor` (workspace for the f32
 /// partials, a launch closure owning copies of what it needs). Writes
 /// nothing.
-runtime::Status prepareFlashAttentionScoreGrad(
-    const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args, runtime::Executor &executor);
+host::Status prepareFlashAttentionScoreGrad(
+    const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args, host::Executor &executor);
 
 /// Validates and runs synchronously on the calling thread (allocating the
 /// workspace itself).
-runtime::Status
+host::Status
 flashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args);
 
 /// The float64 reference: section 4 element by element through the views'

@@ -20,8 +20,8 @@
 
 namespace tilejit::ops::fag {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -41,12 +41,12 @@ int64_t flatOffset(const TensorView &t, int64_t flat) {
 
 /// Element `index` of the storage (not of the view), as double.
 double readStorage(const TensorView &t, int64_t index) {
-  return runtime::loadElementAsDouble(t.dtype,
+  return host::loadElementAsDouble(t.dtype,
                                       static_cast<const char *>(t.data) + index * t.elementSize());
 }
 
 void writeStorage(const TensorView &t, int64_t index, double v) {
-  runtime::storeElementFromDouble(t.dtype, static_cast<char *>(t.data) + index * t.elementSize(),
+  host::storeElementFromDouble(t.dtype, static_cast<char *>(t.data) + index * t.elementSize(),
                                   v);
 }
 
@@ -90,12 +90,12 @@ Tensor makeTensor(DataType dtype, std::vector<int64_t> shape, bool strided) {
         strides[k] = strides[k + 1] * shape[k + 1] + (k + 2 == r ? 3 : 1);
     }
   } else {
-    strides = runtime::contiguousStrides(shape);
+    strides = host::contiguousStrides(shape);
   }
   int64_t count = offset + 1;
   for (size_t k = 0; k < r; ++k)
     count += (std::max<int64_t>(shape[k], 1) - 1) * strides[k];
-  t.bytes.assign(static_cast<size_t>(count * runtime::elementSize(dtype)), 0x7f);
+  t.bytes.assign(static_cast<size_t>(count * host::elementSize(dtype)), 0x7f);
   t.view.data = t.bytes.data();
   t.view.dtype = dtype;
   t.view.shape = std::move(shape);
@@ -156,7 +156,7 @@ struct Data::Impl {
   Tensor q, k, v, dy, o, m, l, qr, kr, pse, drop, mask, sink;
   std::array<std::array<Tensor, kOutputs>, 2> out;
   bool freshMade = false;
-  runtime::IntArray cqArr, ckArr, prefixArr, qStartArr, kvStartArr;
+  host::IntArray cqArr, ckArr, prefixArr, qStartArr, kvStartArr;
   std::array<aclnn::FlashAttentionUnpaddingScoreGradV5Args, 2> args;
 
   explicit Impl(const Config &config);

@@ -15,8 +15,8 @@
 
 #include "ops/aclnn/OpArgs.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/DataType.h"
+#include "ops/host/TensorView.h"
 
 #include <cstdint>
 #include <memory>
@@ -27,7 +27,7 @@ namespace tilejit::ops::fag {
 
 /// What to build. Lengths are per batch (not cumulative).
 struct Config {
-  runtime::DataType dtype = runtime::DataType::Float;
+  host::DataType dtype = host::DataType::Float;
   std::vector<int64_t> seqQ{16}, seqKv{16};
   int64_t n1 = 1, n2 = 1, d = 64;
   int64_t dv = 0; ///< 0: equal to d
@@ -65,11 +65,11 @@ struct Config {
 struct Tolerance {
   double rtol, atol, rms, sinkC;
 };
-Tolerance toleranceFor(runtime::DataType t);
+Tolerance toleranceFor(host::DataType t);
 
 /// The value every output element (and every gap of a strided output's
 /// storage) holds before a run: 12345 rounded to `dtype`.
-double outputSentinel(runtime::DataType dtype);
+double outputSentinel(host::DataType dtype);
 
 /// Section 3 in float64 over a Data's current inputs (as stored, widened
 /// exactly). Rows outside all batches, and rows with nothing kept and no

@@ -14,8 +14,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 bool flashAttentionScoreGradHandwritten(
     const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args) {

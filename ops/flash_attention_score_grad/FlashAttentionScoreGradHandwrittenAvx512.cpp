@@ -40,7 +40,7 @@
 
 namespace tilejit::ops::fag {
 
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -291,7 +291,7 @@ void Backward::prepass() {
   invL_ = allocate(p.n1 * p.t1);
   delta_ = allocate(p.n1 * p.t1);
   const DataType t = p.dtype;
-  const int64_t es = runtime::elementSize(t);
+  const int64_t es = host::elementSize(t);
   const char *q = static_cast<const char *>(p.q.firstElement());
   const char *dy = static_cast<const char *>(p.dy.firstElement());
   const char *o = static_cast<const char *>(p.o.firstElement());
@@ -424,7 +424,7 @@ void Backward::runProgram(const Program &w, float *scratch) {
   const __m512i preV =
       _mm512_set1_epi32(static_cast<int32_t>(std::clamp<int64_t>(band.prefix, -lim, lim)));
   const DataType t = p.dtype;
-  const int64_t es = runtime::elementSize(t);
+  const int64_t es = host::elementSize(t);
   char *dkOut = static_cast<char *>(p.dk.firstElement());
   char *dvOut = static_cast<char *>(p.dvOut.firstElement());
 
@@ -521,7 +521,7 @@ void Backward::finish() {
   const Problem &p = p_;
   const int64_t t1 = p.t1, n1 = p.n1, dp = dp_;
   const DataType t = p.dtype;
-  const int64_t es = runtime::elementSize(t);
+  const int64_t es = host::elementSize(t);
   std::vector<char> live(static_cast<size_t>(t1), 0);
   for (int64_t b = 0; b < p.bin; ++b)
     if (p.skv(b) > 0)

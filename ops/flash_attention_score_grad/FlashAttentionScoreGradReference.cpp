@@ -19,8 +19,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -39,13 +39,13 @@ int64_t flatOffset(const TensorView &t, int64_t flat) {
 }
 
 double readElement(const TensorView &t, int64_t flat) {
-  return runtime::loadElementAsDouble(t.dtype, static_cast<const char *>(t.firstElement()) +
+  return host::loadElementAsDouble(t.dtype, static_cast<const char *>(t.firstElement()) +
                                                    flatOffset(t, flat) * t.elementSize());
 }
 
 /// Rounds to nearest even into the view's dtype.
 void writeElement(const TensorView &t, int64_t flat, double v) {
-  runtime::storeElementFromDouble(
+  host::storeElementFromDouble(
       t.dtype, static_cast<char *>(t.firstElement()) + flatOffset(t, flat) * t.elementSize(), v);
 }
 

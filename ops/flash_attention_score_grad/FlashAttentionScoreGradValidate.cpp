@@ -23,11 +23,11 @@
 
 namespace tilejit::ops::fag {
 
-using runtime::DataType;
-using runtime::IntArray;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::IntArray;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 using Args = aclnn::FlashAttentionUnpaddingScoreGradV5Args;
 
 namespace {
@@ -40,7 +40,7 @@ Status missing(const auto &...parts) {
 }
 
 std::string shapeOf(const TensorView &t) {
-  return runtime::shapeToString(t.shape);
+  return host::shapeToString(t.shape);
 }
 
 /// An optional input: null or 0-dim counts as not given (section 1).
@@ -134,7 +134,7 @@ private:
 
   Status requiredPointers() {
     // workspaceSize and executor are checked by the common layer (prepareOp).
-    if (Status s = runtime::requireNonNull(
+    if (Status s = host::requireNonNull(
             {{"query", a.query},
              {"keyIn", a.keyIn},
              {"value", a.value},
@@ -782,7 +782,7 @@ private:
       if (t && !t->fitsStorage())
         return invalid(name, ": view ", t->describe(),
                        " does not fit its storage ",
-                       runtime::shapeToString(t->storageShape));
+                       host::shapeToString(t->storageShape));
     return Status::ok();
   }
 };

@@ -11,7 +11,7 @@ namespace tilejit::ops {
 
 namespace {
 
-using runtime::DataType;
+using host::DataType;
 
 /// Section 8's element-wise tolerance for `dtype`: |X - R| <= rtol |R| +
 /// atol max|R| on every output; maxAbsErr is the worst |X - R| / max|R|.

@@ -7,7 +7,7 @@
 
 #include "ops/Embedded.h"
 #include "ops/common/KvCache.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -19,10 +19,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 
 namespace {
 
@@ -40,7 +40,7 @@ Status tiling(const auto &...parts) {
 }
 
 std::string shapeOf(const TensorView &t) {
-  return runtime::shapeToString(t.shape);
+  return host::shapeToString(t.shape);
 }
 
 /// True for a null or empty cacheMode, or "Norm".
@@ -143,8 +143,8 @@ Status checkShapes(const aclnn::GatherPaKvCacheArgs &a, bool nz) {
       return tiling("valueCache: PA_NZ last dimension must be 32 / sizeof(",
                     vc.dtype, ") = ", ev, ", got ", shapeOf(vc));
   }
-  const runtime::Format want =
-      nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+  const host::Format want =
+      nz ? host::Format::FractalNZ : host::Format::ND;
   if (kc.format != want)
     return tiling("keyCache: format must be ", want, " under cacheMode \"",
                   nz ? "PA_NZ" : "Norm", "\", got ", kc.format);
@@ -390,9 +390,9 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
 } // namespace
 
 Status prepareGatherPaKvCache(const aclnn::GatherPaKvCacheArgs &a,
-                              runtime::Executor &executor) {
+                              host::Executor &executor) {
   // Step 1 (workspaceSize and executor are checked by the C API's prepareOp).
-  if (Status s = runtime::requireNonNull({{"keyCache", a.keyCache},
+  if (Status s = host::requireNonNull({{"keyCache", a.keyCache},
                                           {"valueCache", a.valueCache},
                                           {"blockTables", a.blockTables},
                                           {"seqLens", a.seqLens},

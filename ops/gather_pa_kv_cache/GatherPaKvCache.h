@@ -25,19 +25,19 @@
 #define TILEJIT_OPS_GATHER_PA_KV_CACHE_GATHERPAKVCACHE_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 namespace tilejit::ops {
 
 /// Phase 1: validates `args` (section 5, in order) and fills `executor`
 /// (workspace 0, a launch closure that owns copies of everything it needs;
 /// no closure for empty tensors). Writes nothing.
-runtime::Status prepareGatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args,
-                                       runtime::Executor &executor);
+host::Status prepareGatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args,
+                                       host::Executor &executor);
 
 /// Validates and runs synchronously on the calling thread.
-runtime::Status gatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args);
+host::Status gatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args);
 
 /// The scalar reference: section 4's pseudo-code, byte by byte through the
 /// views' strides. `args` must pass phase 1.

@@ -25,8 +25,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 

@@ -1,7 +1,7 @@
 //===- GatherPaKvCacheWorkloads.cpp - GatherPaKvCache in `tilejit demo` ---===//
 #include "ops/Workloads.h"
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <algorithm>
@@ -12,8 +12,8 @@ namespace tilejit::ops {
 
 namespace {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 /// A prefill with prefix cache: 16 requests of 385 to 640 tokens (8200 in
 /// all) gathered from a paged cache of 128 blocks x 128 slots x 8 heads x 128
@@ -23,7 +23,7 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   WorkloadResult r;
   r.name = name;
   const int64_t batches = 16, blocks = 128, bs = 128, heads = 8, d = 128;
-  const int64_t width = runtime::elementSize(dtype), e = 32 / width;
+  const int64_t width = host::elementSize(dtype), e = 32 / width;
   const int64_t row = heads * d, w = 9;
   std::mt19937 rng(51);
   std::vector<int32_t> lens(batches), table(batches * w), offs(batches, 0);
@@ -47,17 +47,17 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
          : std::vector<int64_t>{blocks, bs, heads, d};
   std::vector<int64_t> outShape = nz ? std::vector<int64_t>{tokens, row}
                                      : std::vector<int64_t>{tokens, heads, d};
-  const runtime::Format format =
-      nz ? runtime::Format::FractalNZ : runtime::Format::ND;
+  const host::Format format =
+      nz ? host::Format::FractalNZ : host::Format::ND;
   auto args = [&](std::vector<unsigned char> &k, std::vector<unsigned char> &v,
                   TensorView *views) {
-    views[0] = runtime::contiguousView(kc.data(), dtype, cacheShape, format);
-    views[1] = runtime::contiguousView(vc.data(), dtype, cacheShape, format);
-    views[2] = runtime::contiguousView(table.data(), DataType::Int32, {batches, w});
-    views[3] = runtime::contiguousView(lens.data(), DataType::Int32, {batches});
-    views[4] = runtime::contiguousView(k.data(), dtype, outShape);
-    views[5] = runtime::contiguousView(v.data(), dtype, outShape);
-    views[6] = runtime::contiguousView(offs.data(), DataType::Int32, {batches});
+    views[0] = host::contiguousView(kc.data(), dtype, cacheShape, format);
+    views[1] = host::contiguousView(vc.data(), dtype, cacheShape, format);
+    views[2] = host::contiguousView(table.data(), DataType::Int32, {batches, w});
+    views[3] = host::contiguousView(lens.data(), DataType::Int32, {batches});
+    views[4] = host::contiguousView(k.data(), dtype, outShape);
+    views[5] = host::contiguousView(v.data(), dtype, outShape);
+    views[6] = host::contiguousView(offs.data(), DataType::Int32, {batches});
     aclnn::GatherPaKvCacheArgs a;
     a.keyCache = &views[0];
     a.valueCache = &views[1];

@@ -9,7 +9,7 @@
 #define TILEJIT_OPS_INCRE_FLASH_ATTENTION_IFAPLAN_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <cstdint>
 #include <vector>
@@ -25,7 +25,7 @@ struct Geometry {
   Layout layout = Layout::BSH;
   KvMode mode = KvMode::Contiguous;
   int64_t b = 0, n = 0, nkv = 0, g = 1, d = 0;
-  runtime::DataType kvDtype = runtime::DataType::Float16;
+  host::DataType kvDtype = host::DataType::Float16;
   bool paged = false, cache4d = false, padding = false;
   bool pse = false, mask = false, quantKv = false, quantOut = false;
   int64_t blockSize = 0, numBlocks = 0;
@@ -36,7 +36,7 @@ struct Geometry {
 };
 
 /// Section 8's rules in order; fills `g` on success.
-runtime::Status validate(const aclnn::IncreFlashAttentionV4Args &a,
+host::Status validate(const aclnn::IncreFlashAttentionV4Args &a,
                          Geometry &g);
 
 } // namespace tilejit::ops::ifa

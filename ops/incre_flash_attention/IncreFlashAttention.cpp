@@ -8,7 +8,7 @@
 #include "ops/Embedded.h"
 #include "ops/common/KvCache.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <algorithm>
 #include <cstring>
@@ -19,10 +19,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 
 namespace ifa {
 
@@ -32,14 +32,14 @@ Status invalid(const auto &...parts) {
   return Status::error(status::ParamInvalid, parts...);
 }
 std::string shapeOf(const TensorView &t) {
-  return runtime::shapeToString(t.shape);
+  return host::shapeToString(t.shape);
 }
 bool isFloatType(DataType t) {
   return t == DataType::Float16 || t == DataType::BFloat16;
 }
-bool isNdFormat(runtime::Format f) {
-  return f == runtime::Format::ND || f == runtime::Format::NCHW ||
-         f == runtime::Format::NHWC || f == runtime::Format::NCDHW;
+bool isNdFormat(host::Format f) {
+  return f == host::Format::ND || f == host::Format::NCHW ||
+         f == host::Format::NHWC || f == host::Format::NCDHW;
 }
 Status checkFormat(const TensorView &t, const char *name) {
   if (!isNdFormat(t.format))
@@ -70,7 +70,7 @@ bool quantShapeOk(const TensorView &t, int64_t n, int64_t d) {
 } // namespace
 
 Status validate(const aclnn::IncreFlashAttentionV4Args &a, Geometry &g) {
-  if (Status s = runtime::requireNonNull({{"query", a.query},
+  if (Status s = host::requireNonNull({{"query", a.query},
                                           {"key", a.key},
                                           {"value", a.value},
                                           {"attentionOut", a.attentionOut},
@@ -286,7 +286,7 @@ Status validate(const aclnn::IncreFlashAttentionV4Args &a, Geometry &g) {
   }
 
   // Rule 7: actualSeqLengths.
-  const runtime::IntArray *asl = a.actualSeqLengths;
+  const host::IntArray *asl = a.actualSeqLengths;
   const bool hasAsl = asl && asl->size() > 0;
   if (hasAsl && asl->size() > 1 && asl->size() < g.b)
     return invalid("actualSeqLengths: length must be 1 or >= B (", g.b,

@@ -23,18 +23,18 @@
 #define TILEJIT_OPS_INCRE_FLASH_ATTENTION_INCREFLASHATTENTION_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 namespace tilejit::ops {
 
 /// Phase 1: validates `args` and fills `executor`. Writes nothing.
-runtime::Status
+host::Status
 prepareIncreFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args,
-                             runtime::Executor &executor);
+                             host::Executor &executor);
 
 /// Validates and runs synchronously on the calling thread.
-runtime::Status
+host::Status
 increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args);
 
 /// The float64 scalar reference (section 4 of the spec, through the views'

@@ -10,7 +10,7 @@
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 #include "ops/samples/Samples.h"
 
 #include <algorithm>
@@ -21,8 +21,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 using namespace ifa;
 
 namespace {
@@ -179,7 +179,7 @@ bool increFlashAttentionV4Handwritten(
       uint16_t *dst = t.out + b * t.oStride[0] + hk * t.oStride[1] + i * t.oStride[2];
       for (int64_t c = 0; c < t.d; ++c) {
         const float x = o[static_cast<size_t>(c)] * inv;
-        dst[c] = t.bf16 ? runtime::floatToBFloat16Bits(x) : runtime::floatToHalfBits(x);
+        dst[c] = t.bf16 ? host::floatToBFloat16Bits(x) : host::floatToHalfBits(x);
       }
     }
   }

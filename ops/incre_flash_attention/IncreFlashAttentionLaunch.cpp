@@ -9,7 +9,7 @@
 #include "ops/common/RunStates.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <algorithm>
 #include <limits>
@@ -19,10 +19,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 using namespace ifa;
 
 namespace {
@@ -215,7 +215,7 @@ struct Launch {
 };
 
 Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
-            runtime::Executor &executor) {
+            host::Executor &executor) {
   Geometry &g = L.g;
   const int64_t bkv =
       g.paged ? std::gcd<int64_t>(g.blockSize, 64) : (g.d > 256 ? 32 : 64);
@@ -260,7 +260,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     int64_t rows = g.paged ? g.numBlocks * g.blockSize : 0;
     for (int64_t sb : g.sOf)
       rows += sb;
-    const int64_t bytes = 2 * rows * g.nkv * g.d * runtime::elementSize(g.kvDtype);
+    const int64_t bytes = 2 * rows * g.nkv * g.d * host::elementSize(g.kvDtype);
     if (bytes <= llc)
       sp.push_back({"BFPV", "true"});
   }
@@ -271,7 +271,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
   // no compiles to a decode loop.
   if (interleaved)
     sp.push_back({"CH", std::to_string(bkv * g.nkv * g.d)});
-  runtime::KernelUse use;
+  host::KernelUse use;
   if (Status s = getKernel(source(), interleaved ? "ifa_rows" : "ifa_partial", sp, L.partial, &use);
       !s)
     return s;
@@ -320,7 +320,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     f.sizes[0] = nb;
     return f;
   };
-  const int64_t qes = runtime::elementSize(q.dtype);
+  const int64_t qes = host::elementSize(q.dtype);
   using rt::ElemType;
   const ElemType tq = elemType(q.dtype), tkv = elemType(g.kvDtype);
   const ElemType tm = g.mask && a.attenMask->dtype == DataType::Int8 ? ElemType::I8 : ElemType::U8;
@@ -339,7 +339,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       const TensorView &m = *a.attenMask;
       pack(p, tm,
            rowsOf(FlatView{m.firstElement(), {g.b, m.dim(-1)}, {m.strides[0], m.strides.back()}},
-                  b0, nb, runtime::elementSize(m.dtype)),
+                  b0, nb, host::elementSize(m.dtype)),
            "mask");
     }
     if (g.pse) {
@@ -348,7 +348,7 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
       pack(p, elemType(t.dtype),
            rowsOf(FlatView{t.firstElement(), {g.b, g.nkv, g.g, t.dim(3)},
                            {t.dim(0) == 1 ? 0 : st[0], g.g * st[1], st[1], st[3]}},
-                  b0, nb, runtime::elementSize(t.dtype)),
+                  b0, nb, host::elementSize(t.dtype)),
            "pse");
     }
     if (g.quantKv)
@@ -400,14 +400,14 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
 } // namespace
 
 Status prepareIncreFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &a,
-                                    runtime::Executor &executor) {
+                                    host::Executor &executor) {
   auto launch = std::make_shared<Launch>();
   if (Status s = validate(a, launch->g); !s)
     return s;
   if (Status s = plan(a, *launch, executor); !s)
     return s;
   executor.setLaunch(
-      [launch](const runtime::LaunchContext &) { return launch->run(); });
+      [launch](const host::LaunchContext &) { return launch->run(); });
   return Status::ok();
 }
 

@@ -16,8 +16,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -46,12 +46,12 @@ double valueAt(const TensorView &t, int64_t off) {
   case DataType::Float16: {
     uint16_t v;
     std::memcpy(&v, p, 2);
-    return runtime::halfBitsToFloat(v);
+    return host::halfBitsToFloat(v);
   }
   case DataType::BFloat16: {
     uint16_t v;
     std::memcpy(&v, p, 2);
-    return runtime::bfloat16BitsToFloat(v);
+    return host::bfloat16BitsToFloat(v);
   }
   case DataType::Float: {
     float v;
@@ -83,10 +83,10 @@ void store(const TensorView &t, int64_t flat, double v) {
   char *p = static_cast<char *>(t.firstElement()) +
             flatOffset(t, flat) * t.elementSize();
   if (t.dtype == DataType::Float16) {
-    uint16_t h = runtime::floatToHalfBits(static_cast<float>(v));
+    uint16_t h = host::floatToHalfBits(static_cast<float>(v));
     std::memcpy(p, &h, 2);
   } else if (t.dtype == DataType::BFloat16) {
-    uint16_t h = runtime::floatToBFloat16Bits(static_cast<float>(v));
+    uint16_t h = host::floatToBFloat16Bits(static_cast<float>(v));
     std::memcpy(p, &h, 2);
   } else {
     const double r = std::nearbyint(v); // half to even

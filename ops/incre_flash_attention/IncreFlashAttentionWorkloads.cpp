@@ -3,7 +3,7 @@
 //===//
 #include "ops/Workloads.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <algorithm>
@@ -16,14 +16,14 @@ namespace tilejit::ops {
 
 namespace {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 double toDouble(const unsigned char *p, DataType t) {
   uint16_t h;
   std::memcpy(&h, p, 2);
-  return t == DataType::Float16 ? runtime::halfBitsToFloat(h)
-                                : runtime::bfloat16BitsToFloat(h);
+  return t == DataType::Float16 ? host::halfBitsToFloat(h)
+                                : host::bfloat16BitsToFloat(h);
 }
 
 /// A decode step: B=8, N=32, N_kv=8 (GQA 4), D=128, lengths 300..700 from a
@@ -40,8 +40,8 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
     for (int64_t i = 0; i < count; ++i) {
       const float x = u(rng);
       const uint16_t h = dtype == DataType::Float16
-                             ? runtime::floatToHalfBits(x)
-                             : runtime::floatToBFloat16Bits(x);
+                             ? host::floatToHalfBits(x)
+                             : host::floatToBFloat16Bits(x);
       std::memcpy(&buf[static_cast<size_t>(i * 2)], &h, 2);
     }
     return buf;
@@ -53,17 +53,17 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   std::vector<int32_t> table(static_cast<size_t>(blocks));
   std::iota(table.begin(), table.end(), 0);
   std::shuffle(table.begin(), table.end(), rng);
-  runtime::IntArray asl;
+  host::IntArray asl;
   for (int64_t i = 0; i < b; ++i)
     asl.values.push_back(300 + 50 * i + i % 3);
-  TensorView qv = runtime::contiguousView(q.data(), dtype, {b, 1, n * d});
-  TensorView kv = runtime::contiguousView(k.data(), dtype, {blocks, bs, nkv * d});
-  TensorView vv = runtime::contiguousView(v.data(), dtype, {blocks, bs, nkv * d});
-  TensorView tv = runtime::contiguousView(table.data(), DataType::Int32, {b, per});
-  TensorView ov = runtime::contiguousView(out.data(), dtype, {b, 1, n * d});
-  TensorView rv = runtime::contiguousView(ref.data(), dtype, {b, 1, n * d});
-  TensorView hv = runtime::contiguousView(twin.data(), dtype, {b, 1, n * d});
-  runtime::TensorList kl, vl;
+  TensorView qv = host::contiguousView(q.data(), dtype, {b, 1, n * d});
+  TensorView kv = host::contiguousView(k.data(), dtype, {blocks, bs, nkv * d});
+  TensorView vv = host::contiguousView(v.data(), dtype, {blocks, bs, nkv * d});
+  TensorView tv = host::contiguousView(table.data(), DataType::Int32, {b, per});
+  TensorView ov = host::contiguousView(out.data(), dtype, {b, 1, n * d});
+  TensorView rv = host::contiguousView(ref.data(), dtype, {b, 1, n * d});
+  TensorView hv = host::contiguousView(twin.data(), dtype, {b, 1, n * d});
+  host::TensorList kl, vl;
   kl.entries.emplace_back(kv);
   vl.entries.emplace_back(vv);
   aclnn::IncreFlashAttentionV4Args a;

@@ -7,7 +7,7 @@
 
 #include "ops/Embedded.h"
 #include "ops/common/KvCache.h"
-#include "ops/runtime/OpRegistry.h"
+#include "ops/host/OpRegistry.h"
 
 #include <algorithm>
 #include <limits>
@@ -21,10 +21,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 
 namespace {
 
@@ -42,7 +42,7 @@ Status tiling(const auto &...parts) {
 }
 
 std::string shapeOf(const TensorView &t) {
-  return runtime::shapeToString(t.shape);
+  return host::shapeToString(t.shape);
 }
 
 bool isHalfType(DataType t) {
@@ -244,9 +244,9 @@ Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
 } // namespace
 
 Status prepareNsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &a,
-                                   runtime::Executor &executor) {
+                                   host::Executor &executor) {
   // Step 1 (workspaceSize and executor are checked by the C API's prepareOp).
-  if (Status s = runtime::requireNonNull({{"input", a.input},
+  if (Status s = host::requireNonNull({{"input", a.input},
                                           {"weight", a.weight},
                                           {"slotMapping", a.slotMapping},
                                           {"outputCache", a.outputCache}});

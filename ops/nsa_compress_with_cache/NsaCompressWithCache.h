@@ -33,20 +33,20 @@
 #define TILEJIT_OPS_NSA_COMPRESS_WITH_CACHE_NSACOMPRESSWITHCACHE_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 namespace tilejit::ops {
 
 /// Phase 1: validates `args` (section 4, in order) and fills `executor`
 /// (workspace 0, a launch closure owning copies of what it needs; none when
 /// no entry completes a window). Writes nothing.
-runtime::Status
+host::Status
 prepareNsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args,
-                            runtime::Executor &executor);
+                            host::Executor &executor);
 
 /// Validates and runs synchronously on the calling thread.
-runtime::Status
+host::Status
 nsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args);
 
 /// The scalar reference: section 3's pseudo-code token by token through the

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
 
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -23,8 +23,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -46,7 +46,7 @@ struct Problem {
 };
 
 float toFloat(bool bf16, uint16_t v) {
-  return bf16 ? runtime::bfloat16BitsToFloat(v) : runtime::halfBitsToFloat(v);
+  return bf16 ? host::bfloat16BitsToFloat(v) : host::halfBitsToFloat(v);
 }
 
 /// Scalar: one (entry, head) row of D.
@@ -66,8 +66,8 @@ void rowScalar(const Problem &pb, const Entry &en, int64_t h) {
     }
     const float acc =
         ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
-    dst[e] = pb.bf16 ? runtime::floatToBFloat16Bits(acc)
-                     : runtime::floatToHalfBits(acc);
+    dst[e] = pb.bf16 ? host::floatToBFloat16Bits(acc)
+                     : host::floatToHalfBits(acc);
   }
 }
 

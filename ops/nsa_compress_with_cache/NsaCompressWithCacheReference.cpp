@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
 
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <cstring>
 #include <initializer_list>
@@ -16,8 +16,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -32,15 +32,15 @@ char *at(const TensorView &t, std::initializer_list<int64_t> idx) {
 float readValue(const TensorView &t, std::initializer_list<int64_t> idx) {
   uint16_t bits;
   std::memcpy(&bits, at(t, idx), 2);
-  return t.dtype == DataType::BFloat16 ? runtime::bfloat16BitsToFloat(bits)
-                                       : runtime::halfBitsToFloat(bits);
+  return t.dtype == DataType::BFloat16 ? host::bfloat16BitsToFloat(bits)
+                                       : host::halfBitsToFloat(bits);
 }
 
 void writeValue(const TensorView &t, std::initializer_list<int64_t> idx,
                 float v) {
   const uint16_t bits = t.dtype == DataType::BFloat16
-                            ? runtime::floatToBFloat16Bits(v)
-                            : runtime::floatToHalfBits(v);
+                            ? host::floatToBFloat16Bits(v)
+                            : host::floatToHalfBits(v);
   std::memcpy(at(t, idx), &bits, 2);
 }
 

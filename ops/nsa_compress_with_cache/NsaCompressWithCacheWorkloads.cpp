@@ -1,7 +1,7 @@
 //===- NsaCompressWithCacheWorkloads.cpp - The operator in `tilejit demo` -===//
 #include "ops/Workloads.h"
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 
 #include <algorithm>
@@ -12,8 +12,8 @@ namespace tilejit::ops {
 
 namespace {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 /// A decode step: 64 entries of 32 heads x 128, every one completing a
 /// window of 32 tokens (stride 16) read through a shuffled block table of
@@ -37,13 +37,13 @@ WorkloadResult decode(const std::string &name, DataType dtype) {
   auto weight = randomBuffer(kind, cbs * heads, 63);
   auto out0 = randomBuffer(kind, batch * heads * d, 64);
   auto out = out0, outRef = out0, outTwin = out0;
-  runtime::IntArray lensArray{lens};
+  host::IntArray lensArray{lens};
   auto args = [&](std::vector<unsigned char> &o, TensorView *views) {
-    views[0] = runtime::contiguousView(input.data(), dtype, {blocks, page, heads, d});
-    views[1] = runtime::contiguousView(weight.data(), dtype, {cbs, heads});
-    views[2] = runtime::contiguousView(slots.data(), DataType::Int32, {batch});
-    views[3] = runtime::contiguousView(table.data(), DataType::Int32, {batch, w});
-    views[4] = runtime::contiguousView(o.data(), dtype, {batch, heads, d});
+    views[0] = host::contiguousView(input.data(), dtype, {blocks, page, heads, d});
+    views[1] = host::contiguousView(weight.data(), dtype, {cbs, heads});
+    views[2] = host::contiguousView(slots.data(), DataType::Int32, {batch});
+    views[3] = host::contiguousView(table.data(), DataType::Int32, {batch, w});
+    views[4] = host::contiguousView(o.data(), dtype, {batch, heads, d});
     aclnn::NsaCompressWithCacheArgs a;
     a.input = &views[0];
     a.weight = &views[1];

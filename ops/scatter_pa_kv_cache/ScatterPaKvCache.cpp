@@ -15,10 +15,10 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::Status;
-using runtime::TensorView;
-namespace status = runtime::status;
+using host::DataType;
+using host::Status;
+using host::TensorView;
+namespace status = host::status;
 
 namespace {
 
@@ -51,7 +51,7 @@ Status invalid(const auto &...parts) {
 }
 
 std::string shapeOf(const TensorView &t) {
-  return runtime::shapeToString(t.shape);
+  return host::shapeToString(t.shape);
 }
 
 /// "name: must be <rank>-D, got [..]" unless `t` has rank `rank`.
@@ -559,7 +559,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
       return tiling(
           "keyCacheRef: the block and slot axes must nest (stride[0] == "
           "shape[1] * stride[1]), got strides ",
-          runtime::shapeToString(kc.strides));
+          host::shapeToString(kc.strides));
     auto kcFlat = collapse(kc, {2, 2});
     const bool kFlat = kcFlat && (nct || collapse(k, {1, 2}));
     ArgView kcv = kFlat ? ArgView{kcFlat->data,
@@ -576,7 +576,7 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
         return tiling(
             "valueCacheRef: the block and slot axes must nest (stride[0] == "
             "shape[1] * stride[1]), got strides ",
-            runtime::shapeToString(vc.strides));
+            host::shapeToString(vc.strides));
       auto vcFlat = collapse(vc, {2, 2});
       const bool vFlat = vcFlat && (nct || collapse(v, {1, 2}));
       vcv = vFlat ? ArgView{vcFlat->data,
@@ -611,10 +611,10 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     auto kf = collapse(k, {1, 2}), vf = collapse(v, {1, 2});
     if (!kf)
       return tiling("key: PA_NZ needs the [N, D] axes to nest, got strides ",
-                    runtime::shapeToString(k.strides));
+                    host::shapeToString(k.strides));
     if (!vf)
       return tiling("value: PA_NZ needs the [N, D] axes to nest, got strides ",
-                    runtime::shapeToString(v.strides));
+                    host::shapeToString(v.strides));
     const int64_t e = kc.dim(3), strips = std::max(kc.dim(1), vc.dim(1));
     int64_t cb = 1;
     while (cb < strips && cb * 32 < 1024)
@@ -662,11 +662,11 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
   if (!kcf)
     return tiling(
         "keyCacheRef: the block and slot axes must nest, got strides ",
-        runtime::shapeToString(kc.strides));
+        host::shapeToString(kc.strides));
   if (!vcf)
     return tiling(
         "valueCacheRef: the block and slot axes must nest, got strides ",
-        runtime::shapeToString(vc.strides));
+        host::shapeToString(vc.strides));
   ArgView kv = asIs(k), vv = asIs(v);
   if (padded) {
     auto kr = collapse(k, {2, 1, 1}), vr = collapse(v, {2, 1, 1});
@@ -720,8 +720,8 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
 } // namespace
 
 Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
-                               runtime::Executor &executor) {
-  if (Status s = runtime::requireNonNull({{"key", a.key},
+                               host::Executor &executor) {
+  if (Status s = host::requireNonNull({{"key", a.key},
                                           {"keyCacheRef", a.keyCacheRef},
                                           {"slotMapping", a.slotMapping},
                                           {"value", a.value},

@@ -21,18 +21,18 @@
 #define TILEJIT_OPS_SCATTER_PA_KV_CACHE_SCATTERPAKVCACHE_H
 
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 namespace tilejit::ops {
 
 /// Phase 1: validates `args` and fills `executor` (workspace 0, a launch
 /// closure that owns copies of everything it needs). Writes nothing.
-runtime::Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args,
-                                        runtime::Executor &executor);
+host::Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args,
+                                        host::Executor &executor);
 
 /// Validates and runs synchronously on the calling thread.
-runtime::Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args);
+host::Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args);
 
 /// The scalar reference of the spec's pseudo-code (sections 5 and 6), element
 /// by element through the views' strides. `args` must pass phase 1.

@@ -25,7 +25,7 @@
 
 namespace tilejit::ops {
 
-using runtime::TensorView;
+using host::TensorView;
 
 namespace {
 
@@ -93,7 +93,7 @@ bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &a) {
   const int64_t kRow = k.dim(1) * k.dim(2) * size;
   const int64_t vRow = keyOnly ? 0 : v.dim(1) * v.dim(2) * size;
   const int64_t blocks = kc.dim(0), bs = nz ? kc.dim(2) : kc.dim(1);
-  const bool wide = slots.dtype == runtime::DataType::Int64;
+  const bool wide = slots.dtype == host::DataType::Int64;
   const char *kp = k.as<char>(), *vp = keyOnly ? nullptr : v.as<char>();
   char *kcp = kc.as<char>(), *vcp = keyOnly ? nullptr : vc.as<char>();
   const void *sp = slots.firstElement();

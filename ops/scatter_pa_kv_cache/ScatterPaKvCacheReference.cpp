@@ -16,8 +16,8 @@
 
 namespace tilejit::ops {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -87,7 +87,7 @@ unsigned fp8Encode(DataType type, float x) {
 
 /// The mean of section 6, element by element.
 void meanInto(DataType type, const std::vector<Row> &rows, std::vector<char> &out) {
-  const int64_t size = runtime::elementSize(type), len = static_cast<int64_t>(rows[0].size());
+  const int64_t size = host::elementSize(type), len = static_cast<int64_t>(rows[0].size());
   const int64_t n = static_cast<int64_t>(rows.size());
   out.assign(static_cast<size_t>(len * size), 0);
   for (int64_t e = 0; e < len; ++e) {
@@ -109,8 +109,8 @@ void meanInto(DataType type, const std::vector<Row> &rows, std::vector<char> &ou
         } else {
           uint16_t h;
           std::memcpy(&h, p, 2);
-          acc = acc + (type == DataType::Float16 ? runtime::halfBitsToFloat(h)
-                                                 : runtime::bfloat16BitsToFloat(h));
+          acc = acc + (type == DataType::Float16 ? host::halfBitsToFloat(h)
+                                                 : host::bfloat16BitsToFloat(h));
         }
       });
       volatile float q = acc / static_cast<float>(n);
@@ -118,8 +118,8 @@ void meanInto(DataType type, const std::vector<Row> &rows, std::vector<char> &ou
       if (type == DataType::Float) {
         std::memcpy(dst, &r, 4);
       } else {
-        uint16_t h = type == DataType::Float16 ? runtime::floatToHalfBits(r)
-                                               : runtime::floatToBFloat16Bits(r);
+        uint16_t h = type == DataType::Float16 ? host::floatToHalfBits(r)
+                                               : host::floatToBFloat16Bits(r);
         std::memcpy(dst, &h, 2);
       }
       break;

@@ -1,6 +1,6 @@
 //===- ScatterPaKvCacheWorkloads.cpp - ScatterPaKvCache in `tilejit demo` -===//
 #include "ops/Workloads.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
@@ -12,8 +12,8 @@ namespace tilejit::ops {
 
 namespace {
 
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 /// A prefill step: `tokens` new tokens of N heads into random free slots of
 /// a paged cache (ND or PA_NZ), f16 or bf16 by width, int32 slots.
@@ -21,7 +21,7 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
   WorkloadResult r;
   r.name = name;
   const int64_t tokens = 4096, heads = 8, d = 128, blocks = 64, bs = 128;
-  const int64_t e = 32 / runtime::elementSize(dtype);
+  const int64_t e = 32 / host::elementSize(dtype);
   const int64_t row = heads * d;
   auto key = randomBuffer(DType::I16, tokens * row, 40),
        value = randomBuffer(DType::I16, tokens * row, 41);
@@ -38,11 +38,11 @@ WorkloadResult prefill(const std::string &name, bool nz, DataType dtype) {
          : std::vector<int64_t>{blocks, bs, heads, d};
   auto args = [&](std::vector<unsigned char> &k, std::vector<unsigned char> &v,
                   TensorView *views) {
-    views[0] = runtime::contiguousView(key.data(), dtype, {tokens, heads, d});
-    views[1] = runtime::contiguousView(k.data(), dtype, cacheShape);
-    views[2] = runtime::contiguousView(slot32.data(), DataType::Int32, {tokens});
-    views[3] = runtime::contiguousView(value.data(), dtype, {tokens, heads, d});
-    views[4] = runtime::contiguousView(v.data(), dtype, cacheShape);
+    views[0] = host::contiguousView(key.data(), dtype, {tokens, heads, d});
+    views[1] = host::contiguousView(k.data(), dtype, cacheShape);
+    views[2] = host::contiguousView(slot32.data(), DataType::Int32, {tokens});
+    views[3] = host::contiguousView(value.data(), dtype, {tokens, heads, d});
+    views[4] = host::contiguousView(v.data(), dtype, cacheShape);
     aclnn::ScatterPaKvCacheArgs a;
     a.key = &views[0];
     a.keyCacheRef = &views[1];

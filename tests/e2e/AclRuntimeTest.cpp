@@ -15,8 +15,8 @@
 #include "jit/Options.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/aclnn/OpArgs.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/Stream.h"
+#include "ops/host/DataType.h"
+#include "ops/host/Stream.h"
 
 #include <gtest/gtest.h>
 
@@ -31,8 +31,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::Status;
+using host::DataType;
+using host::Status;
 
 namespace {
 
@@ -71,7 +71,7 @@ TEST(AclRuntime, DataTypeValuesMatchTheCApi) {
                 ACL_FORMAT_ND == 2 && ACL_FORMAT_FRACTAL_NZ == 29);
   EXPECT_EQ(static_cast<int>(DataType::BFloat16), ACL_BF16);
   EXPECT_EQ(static_cast<int>(DataType::Float8E4M3FN), ACL_FLOAT8_E4M3FN);
-  EXPECT_EQ(static_cast<int>(runtime::Format::FractalNZ),
+  EXPECT_EQ(static_cast<int>(host::Format::FractalNZ),
             ACL_FORMAT_FRACTAL_NZ);
   EXPECT_EQ(aclDataTypeSize(ACL_FLOAT), 4u);
   EXPECT_EQ(aclDataTypeSize(ACL_FLOAT16), 2u);
@@ -80,8 +80,8 @@ TEST(AclRuntime, DataTypeValuesMatchTheCApi) {
   EXPECT_EQ(aclDataTypeSize(ACL_INT64), 8u);
   EXPECT_EQ(aclDataTypeSize(ACL_HIFLOAT8), 1u);
   EXPECT_EQ(aclDataTypeSize(ACL_DT_UNDEFINED), 0u);
-  EXPECT_EQ(runtime::dataTypeName(DataType::BFloat16), "BFLOAT16");
-  EXPECT_EQ(runtime::elementBits(DataType::Int4), 4);
+  EXPECT_EQ(host::dataTypeName(DataType::BFloat16), "BFLOAT16");
+  EXPECT_EQ(host::elementBits(DataType::Int4), 4);
 }
 
 //===----------------------------------------------------------------------===//
@@ -124,7 +124,7 @@ TEST(AclRuntime, CreateTensorKeepsViewAndStorage) {
   EXPECT_EQ(dtype, ACL_FLOAT16);
 
   // The handle is the runtime's view.
-  const runtime::TensorView *v = t;
+  const host::TensorView *v = t;
   EXPECT_EQ(v->rank(), 2);
   EXPECT_EQ(v->numel(), 6);
   EXPECT_EQ(v->storageNumel(), 64);
@@ -250,7 +250,7 @@ TEST(AclRuntime, IntArraysAndTensorLists) {
   uint64_t n = 0;
   ASSERT_EQ(aclGetIntArraySize(a, &n), ACLNN_SUCCESS);
   EXPECT_EQ(n, 3u);
-  const runtime::IntArray *ia = a;
+  const host::IntArray *ia = a;
   EXPECT_EQ((*ia)[0], 4);
   EXPECT_EQ(ia->size(), 3);
   aclDestroyIntArray(a);
@@ -271,7 +271,7 @@ TEST(AclRuntime, IntArraysAndTensorLists) {
   aclDestroyTensor(t0); // the list keeps its own copy
   ASSERT_EQ(aclGetTensorListSize(list, &n), ACLNN_SUCCESS);
   EXPECT_EQ(n, 2u);
-  const runtime::TensorList *tl = list;
+  const host::TensorList *tl = list;
   ASSERT_NE(tl->at(0), nullptr);
   EXPECT_EQ(tl->at(0)->shape, (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(tl->at(0)->data, buf);
@@ -452,14 +452,14 @@ TEST(AclRuntime, Float16MatchesTheCompilersConversion) {
 #endif
 
 TEST(AclRuntime, BFloat16RoundsToNearestEven) {
-  EXPECT_EQ(runtime::floatToBFloat16Bits(1.0f), 0x3f80);
-  EXPECT_EQ(runtime::floatToBFloat16Bits(floatOf(0x3f808000u)), 0x3f80);
-  EXPECT_EQ(runtime::floatToBFloat16Bits(floatOf(0x3f818000u)), 0x3f82);
-  EXPECT_EQ(runtime::floatToBFloat16Bits(floatOf(0x3f808001u)), 0x3f81);
-  EXPECT_TRUE(std::isnan(runtime::bfloat16BitsToFloat(
-      runtime::floatToBFloat16Bits(floatOf(0x7f800001u)))));
-  EXPECT_EQ(runtime::floatToBFloat16Bits(INFINITY), 0x7f80);
-  EXPECT_EQ(bitsOf(runtime::bfloat16BitsToFloat(0x4049)), 0x40490000u);
+  EXPECT_EQ(host::floatToBFloat16Bits(1.0f), 0x3f80);
+  EXPECT_EQ(host::floatToBFloat16Bits(floatOf(0x3f808000u)), 0x3f80);
+  EXPECT_EQ(host::floatToBFloat16Bits(floatOf(0x3f818000u)), 0x3f82);
+  EXPECT_EQ(host::floatToBFloat16Bits(floatOf(0x3f808001u)), 0x3f81);
+  EXPECT_TRUE(std::isnan(host::bfloat16BitsToFloat(
+      host::floatToBFloat16Bits(floatOf(0x7f800001u)))));
+  EXPECT_EQ(host::floatToBFloat16Bits(INFINITY), 0x7f80);
+  EXPECT_EQ(bitsOf(host::bfloat16BitsToFloat(0x4049)), 0x40490000u);
 }
 
 //===----------------------------------------------------------------------===//
@@ -467,7 +467,7 @@ TEST(AclRuntime, BFloat16RoundsToNearestEven) {
 //===----------------------------------------------------------------------===//
 
 TEST(AclRuntime, StreamRunsTasksInOrderAsynchronously) {
-  runtime::Stream stream;
+  host::Stream stream;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::vector<int> order;
@@ -499,7 +499,7 @@ TEST(AclRuntime, StreamRunsTasksInOrderAsynchronously) {
 TEST(AclRuntime, StreamReportsTheFirstErrorAndSkipsTheRest) {
   aclrtStream stream = nullptr;
   ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
-  auto *s = static_cast<runtime::Stream *>(stream);
+  auto *s = static_cast<host::Stream *>(stream);
   std::vector<int> ran;
   s->submit([&] {
     ran.push_back(0);
@@ -571,7 +571,7 @@ TEST(AclRuntime, UnregisteredOperatorsAreNotImplemented) {
             ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(recentError(), "aclnnScatterPaKvCache: executor must not be null");
 
-  if (!runtime::OpRegistry<aclnn::NsaCompressWithCacheArgs>::get()) {
+  if (!host::OpRegistry<aclnn::NsaCompressWithCacheArgs>::get()) {
     EXPECT_EQ(aclnnNsaCompressWithCacheGetWorkspaceSize(
                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 0,
                   0, nullptr, &ws, &exec),
@@ -580,14 +580,14 @@ TEST(AclRuntime, UnregisteredOperatorsAreNotImplemented) {
     EXPECT_EQ(recentError(), "aclnnNsaCompressWithCacheGetWorkspaceSize: "
                              "not implemented yet");
   }
-  if (!runtime::OpRegistry<aclnn::IncreFlashAttentionV4Args>::get()) {
+  if (!host::OpRegistry<aclnn::IncreFlashAttentionV4Args>::get()) {
     EXPECT_EQ(aclnnIncreFlashAttentionV4GetWorkspaceSize(
                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                   nullptr, 1, 1.0, nullptr, 1, 0, 0, nullptr, &ws, &exec),
               ACLNN_ERR_INNER);
   }
-  if (!runtime::OpRegistry<
+  if (!host::OpRegistry<
           aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get()) {
     EXPECT_EQ(aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
@@ -609,8 +609,8 @@ struct DestructionTracker {
 
 /// A fake GatherPaKvCache: keyRef[i] = keyCache[i] + 1 over all elements.
 Status fakeGatherPrepare(const aclnn::GatherPaKvCacheArgs &args,
-                         runtime::Executor &executor) {
-  if (Status s = runtime::requireNonNull(
+                         host::Executor &executor) {
+  if (Status s = host::requireNonNull(
           {{"keyCache", args.keyCache}, {"keyRef", args.keyRef}});
       !s)
     return s;
@@ -619,12 +619,12 @@ Status fakeGatherPrepare(const aclnn::GatherPaKvCacheArgs &args,
                          "keyCache: dtype must be FLOAT, got ",
                          args.keyCache->dtype);
   executor.setWorkspaceSize(256);
-  runtime::TensorView in = *args.keyCache; // copies: the C objects may go
-  runtime::TensorView out = *args.keyRef;
+  host::TensorView in = *args.keyCache; // copies: the C objects may go
+  host::TensorView out = *args.keyRef;
   auto tracker = std::make_shared<DestructionTracker>();
   bool failAtRun = args.isSeqLensCumsum;
   executor.setLaunch(
-      [in, out, tracker, failAtRun](const runtime::LaunchContext &ctx) {
+      [in, out, tracker, failAtRun](const host::LaunchContext &ctx) {
         if (failAtRun)
           return Status::error(ACLNN_ERR_RUNTIME_ERROR, "injected failure");
         if (!ctx.workspace || ctx.workspaceSize < 256)
@@ -638,12 +638,12 @@ Status fakeGatherPrepare(const aclnn::GatherPaKvCacheArgs &args,
 
 /// Registers the fake for one test and restores the previous Prepare.
 struct ScopedFakeGather {
-  runtime::PrepareFn<aclnn::GatherPaKvCacheArgs> previous;
+  host::PrepareFn<aclnn::GatherPaKvCacheArgs> previous;
   ScopedFakeGather()
-      : previous(runtime::OpRegistry<aclnn::GatherPaKvCacheArgs>::set(
+      : previous(host::OpRegistry<aclnn::GatherPaKvCacheArgs>::set(
             fakeGatherPrepare)) {}
   ~ScopedFakeGather() {
-    runtime::OpRegistry<aclnn::GatherPaKvCacheArgs>::set(previous);
+    host::OpRegistry<aclnn::GatherPaKvCacheArgs>::set(previous);
   }
 };
 

@@ -1,5 +1,5 @@
 //===- RuntimeAbiTest.cpp - The kernel argument block ----------------------===//
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
 

@@ -16,13 +16,13 @@
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 #include "ops/aclnn/AclnnCommon.h"
 #include "ops/Workloads.h"
 #include "ops/common/RunStates.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/Stream.h"
+#include "ops/host/DataType.h"
+#include "ops/host/Stream.h"
 
 #include <gtest/gtest.h>
 
@@ -41,8 +41,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -59,7 +59,7 @@ Bytes randomHalves(int64_t count, uint32_t seed) {
   std::uniform_real_distribution<float> u(-1, 1);
   Bytes out(static_cast<size_t>(count * 2));
   for (int64_t i = 0; i < count; ++i) {
-    const uint16_t h = runtime::floatToHalfBits(u(rng));
+    const uint16_t h = host::floatToHalfBits(u(rng));
     std::memcpy(&out[static_cast<size_t>(i * 2)], &h, 2);
   }
   return out;
@@ -105,11 +105,11 @@ public:
       : key_(randomHalves(6 * 32, seed)), value_(randomHalves(6 * 32, seed + 1)),
         cache0_(randomHalves(4 * 8 * 32, seed + 2)), kc_(cache0_), vc_(cache0_),
         slots_{3, 17, 8, -1, 30, 21} {
-    views_[0] = runtime::contiguousView(key_.data(), DataType::Float16, {6, 2, 16});
-    views_[1] = runtime::contiguousView(kc_.data(), DataType::Float16, {4, 8, 2, 16});
-    views_[2] = runtime::contiguousView(slots_.data(), DataType::Int32, {6});
-    views_[3] = runtime::contiguousView(value_.data(), DataType::Float16, {6, 2, 16});
-    views_[4] = runtime::contiguousView(vc_.data(), DataType::Float16, {4, 8, 2, 16});
+    views_[0] = host::contiguousView(key_.data(), DataType::Float16, {6, 2, 16});
+    views_[1] = host::contiguousView(kc_.data(), DataType::Float16, {4, 8, 2, 16});
+    views_[2] = host::contiguousView(slots_.data(), DataType::Int32, {6});
+    views_[3] = host::contiguousView(value_.data(), DataType::Float16, {6, 2, 16});
+    views_[4] = host::contiguousView(vc_.data(), DataType::Float16, {4, 8, 2, 16});
     args_.key = &views_[0];
     args_.keyCacheRef = &views_[1];
     args_.slotMapping = &views_[2];
@@ -140,12 +140,12 @@ public:
   explicit GatherJob(uint32_t seed)
       : kc_(randomHalves(4 * 8 * 32, seed)), vc_(randomHalves(4 * 8 * 32, seed + 1)),
         ko_(16 * 32 * 2), vo_(16 * 32 * 2), table_{2, 0, 3, 1}, lens_{5, 11} {
-    views_[0] = runtime::contiguousView(kc_.data(), DataType::Float16, {4, 8, 2, 16});
-    views_[1] = runtime::contiguousView(vc_.data(), DataType::Float16, {4, 8, 2, 16});
-    views_[2] = runtime::contiguousView(table_.data(), DataType::Int32, {2, 2});
-    views_[3] = runtime::contiguousView(lens_.data(), DataType::Int32, {2});
-    views_[4] = runtime::contiguousView(ko_.data(), DataType::Float16, {16, 2, 16});
-    views_[5] = runtime::contiguousView(vo_.data(), DataType::Float16, {16, 2, 16});
+    views_[0] = host::contiguousView(kc_.data(), DataType::Float16, {4, 8, 2, 16});
+    views_[1] = host::contiguousView(vc_.data(), DataType::Float16, {4, 8, 2, 16});
+    views_[2] = host::contiguousView(table_.data(), DataType::Int32, {2, 2});
+    views_[3] = host::contiguousView(lens_.data(), DataType::Int32, {2});
+    views_[4] = host::contiguousView(ko_.data(), DataType::Float16, {16, 2, 16});
+    views_[5] = host::contiguousView(vo_.data(), DataType::Float16, {16, 2, 16});
     args_.keyCache = &views_[0];
     args_.valueCache = &views_[1];
     args_.blockTables = &views_[2];
@@ -189,13 +189,13 @@ public:
     std::iota(table_.begin(), table_.end(), 0);
     std::shuffle(table_.begin(), table_.end(), std::mt19937(seed + 3));
     lens_.values = std::move(lengths);
-    qv_ = runtime::contiguousView(q_.data(), DataType::Float16, {b, 1, n * d});
+    qv_ = host::contiguousView(q_.data(), DataType::Float16, {b, 1, n * d});
     kl_.entries.emplace_back(
-        runtime::contiguousView(k_.data(), DataType::Float16, {blocks, bs, nkv * d}));
+        host::contiguousView(k_.data(), DataType::Float16, {blocks, bs, nkv * d}));
     vl_.entries.emplace_back(
-        runtime::contiguousView(v_.data(), DataType::Float16, {blocks, bs, nkv * d}));
-    tv_ = runtime::contiguousView(table_.data(), DataType::Int32, {b, per});
-    ov_ = runtime::contiguousView(out_.data(), DataType::Float16, {b, 1, n * d});
+        host::contiguousView(v_.data(), DataType::Float16, {blocks, bs, nkv * d}));
+    tv_ = host::contiguousView(table_.data(), DataType::Int32, {b, per});
+    ov_ = host::contiguousView(out_.data(), DataType::Float16, {b, 1, n * d});
     args_.query = &qv_;
     args_.key = &kl_;
     args_.value = &vl_;
@@ -217,9 +217,9 @@ public:
 private:
   Bytes q_, k_, v_, out_;
   std::vector<int32_t> table_;
-  runtime::IntArray lens_;
+  host::IntArray lens_;
   TensorView qv_, tv_, ov_;
-  runtime::TensorList kl_, vl_;
+  host::TensorList kl_, vl_;
 };
 
 /// NsaCompressWithCache: 4 entries of 4 heads x 64 f16, windows of 32
@@ -231,11 +231,11 @@ public:
         out0_(randomHalves(4 * 4 * 64, seed + 2)), out_(out0_), table_{3, 1, 0, 2},
         slots_{2, 0, 3, 1} {
     lens_.values = {48, 64, 96, 128};
-    views_[0] = runtime::contiguousView(input_.data(), DataType::Float16, {4, 128, 4, 64});
-    views_[1] = runtime::contiguousView(weight_.data(), DataType::Float16, {32, 4});
-    views_[2] = runtime::contiguousView(slots_.data(), DataType::Int32, {4});
-    views_[3] = runtime::contiguousView(table_.data(), DataType::Int32, {4, 1});
-    views_[4] = runtime::contiguousView(out_.data(), DataType::Float16, {4, 4, 64});
+    views_[0] = host::contiguousView(input_.data(), DataType::Float16, {4, 128, 4, 64});
+    views_[1] = host::contiguousView(weight_.data(), DataType::Float16, {32, 4});
+    views_[2] = host::contiguousView(slots_.data(), DataType::Int32, {4});
+    views_[3] = host::contiguousView(table_.data(), DataType::Int32, {4, 1});
+    views_[4] = host::contiguousView(out_.data(), DataType::Float16, {4, 4, 64});
     args_.input = &views_[0];
     args_.weight = &views_[1];
     args_.slotMapping = &views_[2];
@@ -253,7 +253,7 @@ public:
 private:
   Bytes input_, weight_, out0_, out_;
   std::vector<int32_t> table_, slots_;
-  runtime::IntArray lens_;
+  host::IntArray lens_;
   TensorView views_[5];
 };
 
@@ -330,7 +330,7 @@ aclnnStatus submit(Job &job, aclrtStream stream, std::vector<Pending> &pending) 
 /// only the kernels it runs).
 const Bytes &expectedOutput(int kind) {
   // Referencing the workloads links every operator's registration into a
-  // test program that links the static library (ops/runtime/OpRegistry.h).
+  // test program that links the static library (ops/host/OpRegistry.h).
   static const bool linked = !ops::workloads().empty();
   EXPECT_TRUE(linked);
   static std::mutex mutex;
@@ -358,9 +358,9 @@ aclrtStream newStream() {
 std::promise<void> gate(aclrtStream stream) {
   std::promise<void> open;
   std::shared_future<void> opened = open.get_future().share();
-  static_cast<runtime::Stream *>(stream)->submit([opened] {
+  static_cast<host::Stream *>(stream)->submit([opened] {
     opened.wait();
-    return runtime::Status::ok();
+    return host::Status::ok();
   });
   return open;
 }
@@ -494,7 +494,7 @@ TEST(Threads, ConcurrentRunsGetTheirOwnState) {
             static_cast<const rt::TensorDesc *>(s.pack.data()[0])->data == s.buffer.data();
         holding.arrive_and_wait();
         released.wait();
-        return runtime::Status::ok();
+        return host::Status::ok();
       });
     });
   };
@@ -514,7 +514,7 @@ TEST(Threads, ConcurrentRunsGetTheirOwnState) {
   for (int i = 0; i < 5; ++i)
     (void)states.run([&](PackedBuffer &s) {
       reused.insert(&s);
-      return runtime::Status::ok();
+      return host::Status::ok();
     });
   EXPECT_EQ(reused.size(), 1u);
   EXPECT_TRUE(std::count(seen.begin(), seen.end(), *reused.begin()) == 1);

@@ -32,8 +32,8 @@
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/TensorView.h"
+#include "ops/host/DataType.h"
+#include "ops/host/TensorView.h"
 
 #include <gtest/gtest.h>
 
@@ -47,7 +47,7 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -105,8 +105,8 @@ struct Arg {
   aclTensor *handle = nullptr;
 
   Arg(ArgSpec s, Lie lie, unsigned char pattern) : spec(std::move(s)) {
-    const int64_t numel = runtime::shapeNumel(spec.shape);
-    const int64_t size = runtime::elementSize(spec.dtype);
+    const int64_t numel = host::shapeNumel(spec.shape);
+    const int64_t size = host::elementSize(spec.dtype);
     // One more element than the view needs: an OffsetPastStorage lie then
     // still has real memory under its storage claim.
     bytes.assign(static_cast<size_t>((numel + 1) * size), pattern);
@@ -118,7 +118,7 @@ struct Arg {
         std::memcpy(bytes.data() + i * 4, &v, 4);
       }
     }
-    std::vector<int64_t> strides = runtime::contiguousStrides(spec.shape);
+    std::vector<int64_t> strides = host::contiguousStrides(spec.shape);
     std::vector<int64_t> storage{numel};
     int64_t offset = 0;
     void *data = bytes.data();
@@ -247,8 +247,8 @@ struct Expected {
 };
 
 Expected expectedFor(Lie lie, const ArgSpec &s) {
-  const int64_t numel = runtime::shapeNumel(s.shape);
-  std::vector<int64_t> strides = runtime::contiguousStrides(s.shape);
+  const int64_t numel = host::shapeNumel(s.shape);
+  std::vector<int64_t> strides = host::contiguousStrides(s.shape);
   switch (lie) {
   case Lie::ViewPastStorage:
     return {kInvalid, "the view reaches element index " +
@@ -307,7 +307,7 @@ void expectEveryLieRefused(OpCase c) {
 void expectOverflowingDescriptorsRefused(const ArgSpec &s) {
   SCOPED_TRACE(s.name);
   const auto dtype = static_cast<aclDataType>(s.dtype);
-  std::vector<int64_t> storage{runtime::shapeNumel(s.shape)};
+  std::vector<int64_t> storage{host::shapeNumel(s.shape)};
   unsigned char byte = 0;
   auto refused = [&](std::vector<int64_t> dims, const int64_t *strides,
                      int64_t offset, std::vector<int64_t> store,
@@ -334,7 +334,7 @@ void expectOverflowingDescriptorsRefused(const ArgSpec &s) {
   // stride * (size - 1).
   std::vector<int64_t> dims = s.shape;
   dims[0] = 3;
-  std::vector<int64_t> strides = runtime::contiguousStrides(dims);
+  std::vector<int64_t> strides = host::contiguousStrides(dims);
   strides[0] = INT64_MAX / 2 + 1;
   refused(dims, strides.data(), 0, storage, dtype, "offset 0 + (viewDims - 1)");
   // offset + extent.
@@ -345,7 +345,7 @@ void expectOverflowingDescriptorsRefused(const ArgSpec &s) {
   refused(one, nullptr, INT64_MAX, {}, dtype, "the extent of the view");
   // The storage element count, and its byte count.
   refused(dims, nullptr, 0, {INT64_MAX / 2 + 1, 2}, dtype, "the storage [");
-  if (runtime::elementSize(s.dtype) > 1)
+  if (host::elementSize(s.dtype) > 1)
     refused(dims, nullptr, 0, {INT64_MAX / 2}, dtype,
             "the storage [" + std::to_string(INT64_MAX / 2) + "]");
   // An unknown dtype.
@@ -594,13 +594,13 @@ TEST(AdversarialDescriptor, TruthfulUnusualDescriptorsPass) {
   aclTensor *t = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 6,
                                  ACL_FORMAT_ND, storage, 1, bytes.data());
   ASSERT_NE(t, nullptr);
-  EXPECT_TRUE(runtime::checkDescriptor(*t, "t").isOk());
+  EXPECT_TRUE(host::checkDescriptor(*t, "t").isOk());
   aclDestroyTensor(t);
   // One element lower and it escapes.
   t = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 5, ACL_FORMAT_ND,
                       storage, 1, bytes.data());
   ASSERT_NE(t, nullptr);
-  runtime::Status s = runtime::checkDescriptor(*t, "t");
+  host::Status s = host::checkDescriptor(*t, "t");
   EXPECT_EQ(s.code(), kInvalid);
   EXPECT_NE(s.message().find("t: the view reaches element index -1"),
             std::string::npos)
@@ -610,7 +610,7 @@ TEST(AdversarialDescriptor, TruthfulUnusualDescriptorsPass) {
   t = aclCreateTensor(empty, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr,
                       0, nullptr);
   ASSERT_NE(t, nullptr);
-  EXPECT_TRUE(runtime::checkDescriptor(*t, "t").isOk());
+  EXPECT_TRUE(host::checkDescriptor(*t, "t").isOk());
   aclDestroyTensor(t);
 }
 
@@ -625,11 +625,11 @@ struct Owned {
   Owned(DataType t, std::vector<int64_t> shape, unsigned char fill,
         std::vector<int64_t> strides = {}, int64_t storageElems = -1) {
     if (storageElems < 0)
-      storageElems = runtime::shapeNumel(shape);
-    bytes.assign(static_cast<size_t>(storageElems * runtime::elementSize(t)),
+      storageElems = host::shapeNumel(shape);
+    bytes.assign(static_cast<size_t>(storageElems * host::elementSize(t)),
                  fill);
     if (strides.empty())
-      strides = runtime::contiguousStrides(shape);
+      strides = host::contiguousStrides(shape);
     handle = aclCreateTensor(shape.data(), shape.size(),
                              static_cast<aclDataType>(t), strides.data(), 0,
                              ACL_FORMAT_ND, &storageElems, 1, bytes.data());

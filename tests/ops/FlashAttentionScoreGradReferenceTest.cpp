@@ -22,7 +22,7 @@
 
 using namespace tilejit;
 using namespace tilejit::ops;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "tests/ops/FlashAttentionScoreGradChecks.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 #include "jit/Compiler.h"
 
 #include <gtest/gtest.h>
@@ -30,7 +30,7 @@
 
 using namespace tilejit;
 using namespace tilejit::ops;
-using runtime::DataType;
+using host::DataType;
 using test_support::expectClose;
 using test_support::Tolerance;
 using test_support::expectSinkClose;
@@ -39,7 +39,7 @@ using Args = aclnn::FlashAttentionUnpaddingScoreGradV5Args;
 
 namespace {
 
-runtime::Status runOperator(const Args &args) { return flashAttentionScoreGrad(args); }
+host::Status runOperator(const Args &args) { return flashAttentionScoreGrad(args); }
 
 //===----------------------------------------------------------------------===//
 // Section 8's checks
@@ -53,7 +53,7 @@ void checkAgainstReference(fag::Data &data) {
   const Args refArgs = data.argsWithFreshOutputs();
   flashAttentionScoreGradReference(refArgs);
   data.resetOutputs(0);
-  const runtime::Status s = runOperator(data.args());
+  const host::Status s = runOperator(data.args());
   ASSERT_TRUE(s) << s.code() << " " << s.message();
   const fag::Config &c = data.config();
   const Tolerance t = toleranceFor(c.dtype);
@@ -443,64 +443,64 @@ TEST(FlashAttentionScoreGradScenarioChecks, RopeRejections) {
   compressed(c, 2);
   fag::Data data(c);
   auto expectCode = [&](const Args &a, int32_t code, const char *what) {
-    const runtime::Status s = runOperator(a);
+    const host::Status s = runOperator(a);
     EXPECT_EQ(s.code(), code) << what << ": " << s.message();
   };
   {
     Args a = data.args();
     a.keyInRope = nullptr;
-    expectCode(a, runtime::status::ParamNullptr, "only queryRope");
+    expectCode(a, host::status::ParamNullptr, "only queryRope");
   }
   {
     Args a = data.args();
     a.attenMaskOptional = nullptr;
-    expectCode(a, runtime::status::ParamNullptr, "rope without a mask");
+    expectCode(a, host::status::ParamNullptr, "rope without a mask");
   }
   {
     Args a = data.args();
     a.keepProb = 0.9;
-    expectCode(a, runtime::status::ParamInvalid, "rope with keepProb < 1");
+    expectCode(a, host::status::ParamInvalid, "rope with keepProb < 1");
   }
   {
     Args a = data.args();
     a.sparseMode = 6;
-    expectCode(a, runtime::status::ParamInvalid, "rope in mode 6");
+    expectCode(a, host::status::ParamInvalid, "rope in mode 6");
   }
   {
     Args a = data.args();
     a.dqRopeOut = nullptr;
-    expectCode(a, runtime::status::ParamNullptr, "rope without dqRopeOut");
+    expectCode(a, host::status::ParamNullptr, "rope without dqRopeOut");
   }
   {
     fag::Config f = c;
     f.dtype = DataType::Float16;
     fag::Data wrong(f);
-    expectCode(wrong.args(), runtime::status::ParamInvalid, "rope with fp16 q, k, v");
+    expectCode(wrong.args(), host::status::ParamInvalid, "rope with fp16 q, k, v");
   }
   {
     fag::Config f = c;
     f.dr = 12; // not a multiple of 8
     fag::Data wrong(f);
-    expectCode(wrong.args(), runtime::status::ParamInvalid, "rope dim not a multiple of 8");
+    expectCode(wrong.args(), host::status::ParamInvalid, "rope dim not a multiple of 8");
   }
   {
     fag::Config f = c;
     f.dr = 72; // larger than D
     fag::Data wrong(f);
-    expectCode(wrong.args(), runtime::status::ParamInvalid, "rope dim larger than D");
+    expectCode(wrong.args(), host::status::ParamInvalid, "rope dim larger than D");
   }
   {
     fag::Config f = c;
     f.pse = fag::PseForm::Full;
     f.pseType = 0;
     fag::Data wrong(f);
-    expectCode(wrong.args(), runtime::status::ParamInvalid, "rope with pse");
+    expectCode(wrong.args(), host::status::ParamInvalid, "rope with pse");
   }
   {
     fag::Config f = c;
     f.dropMaskAlways = true;
     fag::Data wrong(f);
-    expectCode(wrong.args(), runtime::status::ParamInvalid, "rope with a dropMask");
+    expectCode(wrong.args(), host::status::ParamInvalid, "rope with a dropMask");
   }
 }
 
@@ -551,7 +551,7 @@ TEST(FlashAttentionScoreGradScenarioChecks, Deterministic) {
   auto runWith = [&](int threads) {
     omp_set_num_threads(threads);
     data.resetOutputs(0);
-    const runtime::Status s = runOperator(data.args());
+    const host::Status s = runOperator(data.args());
     omp_set_num_threads(saved);
     EXPECT_TRUE(s) << s.message();
     std::vector<std::vector<double>> outs;
@@ -599,7 +599,7 @@ TEST(FlashAttentionScoreGradScenarioChecks, EmptyProblemWritesNothing) {
   fag::Config c = base(DataType::Float, {0}, {0}, 2, 1, 8);
   c.sink = true;
   fag::Data data(c);
-  const runtime::Status s = runOperator(data.args());
+  const host::Status s = runOperator(data.args());
   ASSERT_TRUE(s) << s.message();
   for (double x : data.output("dsink"))
     EXPECT_EQ(x, fag::outputSentinel(DataType::Float));
@@ -624,7 +624,7 @@ TEST(FlashAttentionScoreGradScenarioChecks, AbsentAndEmptyOutputs) {
     EXPECT_EQ(x, fag::outputSentinel(DataType::Float)); // not given: untouched
 
   withSink.resetOutputs(0);
-  runtime::TensorView empty = *withSink.args().dsinkOut;
+  host::TensorView empty = *withSink.args().dsinkOut;
   empty.shape = {0};
   empty.strides = {1};
   a.dsinkOut = &empty;

@@ -25,7 +25,7 @@
 
 using namespace tilejit;
 using namespace tilejit::ops;
-using runtime::DataType;
+using host::DataType;
 using test_support::expectClose;
 using test_support::Tolerance;
 using test_support::toleranceFor;

@@ -13,7 +13,7 @@
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ using namespace tilejit;
 using ops::fag::MaskForm;
 using ops::fag::Problem;
 using ops::fag::PseForm;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -66,7 +66,7 @@ struct Tensor {
     if (storageElems < 0) {
       storageElems = 1 + offset;
       const std::vector<int64_t> st =
-          strides.empty() ? runtime::contiguousStrides(shape) : strides;
+          strides.empty() ? host::contiguousStrides(shape) : strides;
       bool empty = false;
       for (size_t i = 0; i < shape.size(); ++i) {
         storageElems += (shape[i] - 1) * st[i];
@@ -76,7 +76,7 @@ struct Tensor {
         storageElems = 0;
     }
     bytes.assign(static_cast<size_t>(std::max<int64_t>(storageElems, 1) *
-                                     runtime::elementSize(t)),
+                                     host::elementSize(t)),
                  0);
     std::vector<int64_t> storage{storageElems};
     handle =
@@ -257,10 +257,10 @@ struct Case {
     uint64_t ws = 12345;
     auto *garbage = reinterpret_cast<aclOpExecutor *>(uintptr_t{0x1});
     aclOpExecutor *exec = garbage;
-    auto cast = [](const runtime::TensorView *t) {
+    auto cast = [](const host::TensorView *t) {
       return static_cast<const aclTensor *>(t);
     };
-    auto arr = [](const runtime::IntArray *v) {
+    auto arr = [](const host::IntArray *v) {
       return static_cast<const aclIntArray *>(v);
     };
     const int32_t rc = aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
@@ -283,7 +283,7 @@ struct Case {
   }
 
   /// fag::validate directly.
-  runtime::Status validate(Problem &p) { return ops::fag::validate(args(), p); }
+  host::Status validate(Problem &p) { return ops::fag::validate(args(), p); }
 };
 
 /// Phase 1 must fail with `code`, a message containing `key`, a null
@@ -302,7 +302,7 @@ void expectRejected(Case &c, int32_t code, const std::string &key) {
 /// fag::validate must accept `c`; returns the Problem.
 Problem expectValid(Case &c) {
   Problem p;
-  runtime::Status s = c.validate(p);
+  host::Status s = c.validate(p);
   EXPECT_TRUE(s.isOk()) << s.code() << " " << s.message();
   return p;
 }
@@ -314,7 +314,7 @@ Problem expectValid(Case &c) {
 // Referencing phase 1 also links the object file holding its registrar.
 TEST(FlashAttentionScoreGradValidation, PhaseOneIsRegistered) {
   EXPECT_EQ(
-      runtime::OpRegistry<aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get(),
+      host::OpRegistry<aclnn::FlashAttentionUnpaddingScoreGradV5Args>::get(),
       &ops::prepareFlashAttentionScoreGrad);
 }
 
@@ -676,7 +676,7 @@ TEST(FlashAttentionScoreGradValidation, Rule8QueryDtype) {
     c.dtype = t;
     c.rebuild();
     expectRejected(c, kInvalid,
-                   "query: dtype " + std::string(runtime::dataTypeName(t)) +
+                   "query: dtype " + std::string(host::dataTypeName(t)) +
                        " is not supported");
   }
 }
@@ -909,11 +909,11 @@ TEST(FlashAttentionScoreGradValidation, Rule11ExplicitMaskShape) {
                                                  {2, 1, 8, 8},    {1, 3, 8, 8},
                                                  {1, 1, 1, 8, 8}, {2048, 2048}};
   for (const auto &shape : bad) {
-    SCOPED_TRACE(runtime::shapeToString(shape));
+    SCOPED_TRACE(host::shapeToString(shape));
     Case c;
     c.attenMask = make(DataType::UInt8, shape);
     expectRejected(c, kInvalid,
-                   "attenMaskOptional: shape " + runtime::shapeToString(shape) +
+                   "attenMaskOptional: shape " + host::shapeToString(shape) +
                        " does not fit sparseMode 0");
   }
 }
@@ -934,7 +934,7 @@ TEST(FlashAttentionScoreGradValidation, Rule11CompressedMaskShape) {
     c.sparseMode = mode;
     c.attenMask = compressedMask(shape);
     expectRejected(c, kInvalid,
-                   "attenMaskOptional: shape " + runtime::shapeToString(shape) +
+                   "attenMaskOptional: shape " + host::shapeToString(shape) +
                        " does not fit sparseMode " + std::to_string(mode));
   }
 }
@@ -1470,7 +1470,7 @@ TEST(FlashAttentionScoreGradValidation, MaskFormPerShape) {
                         {{2, 1, 5, 5}, MaskForm::PerBatch},
                         {{2, 2, 5, 5}, MaskForm::PerBatchHead}};
   for (const Form &f : forms) {
-    SCOPED_TRACE(runtime::shapeToString(f.shape));
+    SCOPED_TRACE(host::shapeToString(f.shape));
     for (int64_t mode : {0, 1}) {
       Case c;
       c.setSeqs({3, 8}, {5, 8});
@@ -1637,14 +1637,14 @@ TEST(FlashAttentionScoreGradValidation, Rule17NoQueryTokensIsNotEmpty) {
             0)
       << aclGetRecentErrMsg();
   auto expectZeros = [](const Tensor &t, const char *name) {
-    const int64_t n = runtime::shapeNumel(t.shape);
+    const int64_t n = host::shapeNumel(t.shape);
     ASSERT_GT(n, 0) << name;
     for (int64_t i = 0; i < n; ++i) {
       double x;
       if (t.dtype == DataType::Float16) {
         uint16_t h;
         std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-        x = runtime::halfBitsToFloat(h);
+        x = host::halfBitsToFloat(h);
       } else {
         float f;
         std::memcpy(&f, t.bytes.data() + 4 * i, 4);
@@ -1676,7 +1676,7 @@ TEST(FlashAttentionScoreGradValidation, ErrorLeavesProblemUntouched) {
   Problem p;
   p.t1 = 77;
   p.bandBatch = 5;
-  runtime::Status s = c.validate(p);
+  host::Status s = c.validate(p);
   EXPECT_EQ(s.code(), kInvalid);
   EXPECT_EQ(p.t1, 77);
   EXPECT_EQ(p.bandBatch, 5);

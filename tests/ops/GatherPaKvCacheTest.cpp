@@ -13,7 +13,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -46,8 +46,8 @@ struct Tensor {
          int64_t storageElems = -1)
       : dtype(t), shape(std::move(dims)), strides(std::move(stridesIn)),
         format(fmt) {
-    int64_t n = storageElems >= 0 ? storageElems : runtime::shapeNumel(shape);
-    bytes.assign(static_cast<size_t>(n * runtime::elementSize(t)), 0);
+    int64_t n = storageElems >= 0 ? storageElems : host::shapeNumel(shape);
+    bytes.assign(static_cast<size_t>(n * host::elementSize(t)), 0);
     std::mt19937 rng(seed);
     for (auto &b : bytes)
       b = static_cast<unsigned char>(rng());
@@ -64,7 +64,7 @@ struct Tensor {
   Tensor &operator=(const Tensor &) = delete;
   ~Tensor() { aclDestroyTensor(handle); }
   int64_t elems() const {
-    return static_cast<int64_t>(bytes.size()) / runtime::elementSize(dtype);
+    return static_cast<int64_t>(bytes.size()) / host::elementSize(dtype);
   }
 };
 
@@ -76,7 +76,7 @@ std::unique_ptr<Tensor> indices(DataType t, std::vector<int64_t> dims,
   for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < x->elems();
        ++i) {
     // By element width (the error tests also build int16 index tensors).
-    const size_t w = runtime::elementSize(t);
+    const size_t w = host::elementSize(t);
     if (w == 8) {
       std::memcpy(x->bytes.data() + i * 8, &values[i], 8);
     } else if (w == 2) {
@@ -152,7 +152,7 @@ struct Case {
   void expectMatchesReference(bool expectChange = true, bool cpp = false) {
     Tensor krRef(*keyRef), vrRef(*valueRef), kr0(*keyRef), vr0(*valueRef);
     if (cpp) {
-      runtime::Status s =
+      host::Status s =
           ops::gatherPaKvCache(args(keyRef.get(), valueRef.get()));
       ASSERT_TRUE(s.isOk()) << s.message();
     } else {
@@ -222,8 +222,8 @@ Case make(const Shape &s) {
     }
   }
   if (s.nz) {
-    const int64_t ek = 32 / runtime::elementSize(s.key),
-                  ev = 32 / runtime::elementSize(vt);
+    const int64_t ek = 32 / host::elementSize(s.key),
+                  ev = 32 / host::elementSize(vt);
     const int64_t hk = s.heads * s.dk, hv = s.heads * s.dv;
     c.keyCache = std::make_unique<Tensor>(
         s.key, std::vector<int64_t>{s.blocks, hk / ek, s.bs, ek}, s.seed,
@@ -348,8 +348,8 @@ TEST(GatherPaKvCache, EveryDtypeNorm) { // matrix row 4
   unsigned seed = 40;
   for (DataType t : kAllKv)
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + " / " +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + " / " +
+                   std::string(host::dataTypeName(idx)));
       Shape s;
       s.key = t;
       s.index = idx;
@@ -612,8 +612,8 @@ TEST(GatherPaKvCache, NzEveryWidth) { // matrix row 6, and every dtype by width
   unsigned seed = 140;
   for (DataType t : kAllKv)
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + " / " +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + " / " +
+                   std::string(host::dataTypeName(idx)));
       Shape s;
       s.nz = true;
       s.key = t;
@@ -639,9 +639,9 @@ TEST(GatherPaKvCache, NzEveryStripGrouping) {
   unsigned seed = 150;
   for (int64_t bs : {8, 32})
     for (DataType t : {DataType::Float16, DataType::Float}) {
-      SCOPED_TRACE(runtime::dataTypeName(t));
+      SCOPED_TRACE(host::dataTypeName(t));
       SCOPED_TRACE(bs);
-      const int64_t perStrip = 32 / runtime::elementSize(t);
+      const int64_t perStrip = 32 / host::elementSize(t);
       Shape s;
       s.nz = true;
       s.key = t;
@@ -1221,7 +1221,7 @@ TEST(GatherPaKvCacheErrors, CppApi) {
   auto a = c.args(c.keyRef.get(), c.valueRef.get());
   a.cacheMode = "PA_NZ";
   std::vector<unsigned char> k0 = c.keyRef->bytes;
-  runtime::Status s = ops::gatherPaKvCache(a);
+  host::Status s = ops::gatherPaKvCache(a);
   EXPECT_EQ(s.code(), 561002);
   EXPECT_NE(s.message().find("valueCache: PA_NZ last dimension"),
             std::string::npos)

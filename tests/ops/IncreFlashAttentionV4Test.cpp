@@ -15,7 +15,7 @@
 #include "jit/Options.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -34,8 +34,8 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
-using runtime::TensorView;
+using host::DataType;
+using host::TensorView;
 
 namespace {
 
@@ -48,23 +48,23 @@ struct Buf {
 
   Buf() = default;
   Buf(DataType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
-    bytes.assign(static_cast<size_t>(runtime::shapeNumel(shape) *
-                                     runtime::elementSize(t)),
+    bytes.assign(static_cast<size_t>(host::shapeNumel(shape) *
+                                     host::elementSize(t)),
                  0);
     refresh();
   }
-  void refresh() { v = runtime::contiguousView(bytes.data(), dtype, shape); }
-  int64_t numel() const { return runtime::shapeNumel(shape); }
+  void refresh() { v = host::contiguousView(bytes.data(), dtype, shape); }
+  int64_t numel() const { return host::shapeNumel(shape); }
   void set(int64_t i, double x) {
-    unsigned char *p = bytes.data() + i * runtime::elementSize(dtype);
+    unsigned char *p = bytes.data() + i * host::elementSize(dtype);
     switch (dtype) {
     case DataType::Float16: {
-      uint16_t h = runtime::floatToHalfBits(static_cast<float>(x));
+      uint16_t h = host::floatToHalfBits(static_cast<float>(x));
       std::memcpy(p, &h, 2);
       break;
     }
     case DataType::BFloat16: {
-      uint16_t h = runtime::floatToBFloat16Bits(static_cast<float>(x));
+      uint16_t h = host::floatToBFloat16Bits(static_cast<float>(x));
       std::memcpy(p, &h, 2);
       break;
     }
@@ -88,15 +88,15 @@ struct Buf {
     }
   }
   double get(int64_t i) const {
-    const unsigned char *p = bytes.data() + i * runtime::elementSize(dtype);
+    const unsigned char *p = bytes.data() + i * host::elementSize(dtype);
     uint16_t h;
     switch (dtype) {
     case DataType::Float16:
       std::memcpy(&h, p, 2);
-      return runtime::halfBitsToFloat(h);
+      return host::halfBitsToFloat(h);
     case DataType::BFloat16:
       std::memcpy(&h, p, 2);
-      return runtime::bfloat16BitsToFloat(h);
+      return host::bfloat16BitsToFloat(h);
     case DataType::Int8:
       return static_cast<int8_t>(*p);
     default:
@@ -115,8 +115,8 @@ struct Buf {
   }
 };
 
-runtime::TensorList listOf(std::vector<const Buf *> bufs) {
-  runtime::TensorList l;
+host::TensorList listOf(std::vector<const Buf *> bufs) {
+  host::TensorList l;
   for (const Buf *b : bufs)
     l.entries.emplace_back(b->v);
   return l;
@@ -150,8 +150,8 @@ struct Case {
 struct Inputs {
   Buf q, out, ref, pse, mask, bt, pad, aqs, aqo, qs, qo;
   std::vector<Buf> k, v;
-  runtime::TensorList kl, vl;
-  runtime::IntArray asl;
+  host::TensorList kl, vl;
+  host::IntArray asl;
   aclnn::IncreFlashAttentionV4Args args;
 };
 
@@ -399,7 +399,7 @@ void expectWithinSection7(const Case &c, const Inputs &in) {
 void check(const Case &c) {
   Inputs in;
   build(c, in);
-  runtime::Status st = ops::increFlashAttentionV4(in.args);
+  host::Status st = ops::increFlashAttentionV4(in.args);
   ASSERT_TRUE(st.isOk()) << st.code() << ": " << st.message();
   aclnn::IncreFlashAttentionV4Args ra = in.args;
   ra.attentionOut = &in.ref.v;
@@ -711,7 +711,7 @@ TEST(IncreFlashAttentionV4, NanRowsPastTheWindowAreIgnored) {
             in.v[0].set(at, std::nan(""));
           }
       }
-      runtime::Status st = ops::increFlashAttentionV4(in.args);
+      host::Status st = ops::increFlashAttentionV4(in.args);
       ASSERT_TRUE(st.isOk()) << st.message();
       aclnn::IncreFlashAttentionV4Args ra = in.args;
       ra.attentionOut = &in.ref.v;
@@ -809,7 +809,7 @@ TEST(IncreFlashAttentionV4, Int8OutputWithStridedPerChannelParameters) {
     }
     in.args.quantScale2 = &sv;
     in.args.quantOffset2 = &ov;
-    runtime::Status st = ops::increFlashAttentionV4(in.args);
+    host::Status st = ops::increFlashAttentionV4(in.args);
     ASSERT_TRUE(st.isOk()) << st.message();
     EXPECT_EQ(in.out.bytes, base.out.bytes);
     aclnn::IncreFlashAttentionV4Args ra = in.args;
@@ -991,15 +991,15 @@ void expectError(const Case &c, const std::function<void(Inputs &)> &mutate,
   build(c, in);
   mutate(in);
   const auto before = in.out.bytes;
-  runtime::Status st = ops::increFlashAttentionV4(in.args);
+  host::Status st = ops::increFlashAttentionV4(in.args);
   EXPECT_EQ(st.code(), code) << st.message();
   EXPECT_NE(st.message().find(text), std::string::npos)
       << "message: " << st.message() << "\nexpected to contain: " << text;
   EXPECT_EQ(in.out.bytes, before) << "attentionOut was written";
 }
 
-constexpr int32_t kNull = runtime::status::ParamNullptr;
-constexpr int32_t kInvalid = runtime::status::ParamInvalid;
+constexpr int32_t kNull = host::status::ParamNullptr;
+constexpr int32_t kInvalid = host::status::ParamInvalid;
 
 } // namespace
 
@@ -1067,7 +1067,7 @@ TEST(IncreFlashAttentionV4, Bf16FormsForCachedAndStreamedKv) {
 
 TEST(IncreFlashAttentionV4Validation, IllFormedLlcOverride) {
   jit::ScopedOptionOverride o("TILEJIT_LLC_BYTES", "32M");
-  expectError(Case{}, [](Inputs &) {}, runtime::status::RuntimeError, "TILEJIT_LLC_BYTES");
+  expectError(Case{}, [](Inputs &) {}, host::status::RuntimeError, "TILEJIT_LLC_BYTES");
 }
 
 // spec_rule: ifa-8.0
@@ -1144,7 +1144,7 @@ TEST(IncreFlashAttentionV4Validation, Dtypes) {
       c, [](Inputs &in) { in.out.v.dtype = DataType::BFloat16; }, kInvalid,
       "attentionOut: dtype");
   expectError(
-      c, [](Inputs &in) { in.q.v.format = runtime::Format::FractalNZ; },
+      c, [](Inputs &in) { in.q.v.format = host::Format::FractalNZ; },
       kInvalid, "query: format");
 }
 
@@ -1637,7 +1637,7 @@ TEST(IncreFlashAttentionV4, DeterministicAcrossThreadCounts) {
     auto runWith = [&](int threads) {
       omp_set_num_threads(threads);
       std::fill(in.out.bytes.begin(), in.out.bytes.end(), 0x5a);
-      const runtime::Status st = ops::increFlashAttentionV4(in.args);
+      const host::Status st = ops::increFlashAttentionV4(in.args);
       omp_set_num_threads(saved);
       EXPECT_TRUE(st.isOk()) << st.message();
       return in.out.bytes;

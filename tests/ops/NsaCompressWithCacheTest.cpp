@@ -13,7 +13,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -44,8 +44,8 @@ struct Tensor {
          int64_t storageElems = -1)
       : dtype(t), shape(std::move(dims)), strides(std::move(st)) {
     const int64_t n =
-        storageElems >= 0 ? storageElems : runtime::shapeNumel(shape);
-    bytes.assign(static_cast<size_t>(n * runtime::elementSize(t)), 0);
+        storageElems >= 0 ? storageElems : host::shapeNumel(shape);
+    bytes.assign(static_cast<size_t>(n * host::elementSize(t)), 0);
     makeHandle();
   }
   Tensor(const Tensor &o)
@@ -56,7 +56,7 @@ struct Tensor {
   ~Tensor() { aclDestroyTensor(handle); }
   void makeHandle() {
     const int64_t n =
-        static_cast<int64_t>(bytes.size()) / runtime::elementSize(dtype);
+        static_cast<int64_t>(bytes.size()) / host::elementSize(dtype);
     std::vector<int64_t> storage{n};
     handle = aclCreateTensor(shape.data(), shape.size(),
                              static_cast<aclDataType>(dtype),
@@ -64,7 +64,7 @@ struct Tensor {
                              ACL_FORMAT_ND, storage.data(), 1, bytes.data());
   }
   int64_t elems() const {
-    return static_cast<int64_t>(bytes.size()) / runtime::elementSize(dtype);
+    return static_cast<int64_t>(bytes.size()) / host::elementSize(dtype);
   }
   /// Random finite values in [-lim, lim] of the dtype (every storage element).
   void random(unsigned seed, float lim = 4.0f) {
@@ -75,8 +75,8 @@ struct Tensor {
   }
   void setFloat(int64_t i, float f) {
     const uint16_t h = dtype == DataType::BFloat16
-                           ? runtime::floatToBFloat16Bits(f)
-                           : runtime::floatToHalfBits(f);
+                           ? host::floatToBFloat16Bits(f)
+                           : host::floatToHalfBits(f);
     std::memcpy(bytes.data() + i * 2, &h, 2);
   }
   uint16_t bits(int64_t i) const {
@@ -112,7 +112,7 @@ struct Case {
   bool passLens = true;
 
   aclnn::NsaCompressWithCacheArgs args(Tensor *o,
-                                       const runtime::IntArray *l) const {
+                                       const host::IntArray *l) const {
     aclnn::NsaCompressWithCacheArgs a;
     a.input = input ? input->handle : nullptr;
     a.weight = weight ? weight->handle : nullptr;
@@ -157,7 +157,7 @@ struct Case {
   void expectMatchesReference(bool changes = true) {
     Tensor ref(*out), before(*out);
     ASSERT_EQ(call(), 0) << aclGetRecentErrMsg();
-    runtime::IntArray l{lens};
+    host::IntArray l{lens};
     ops::nsaCompressWithCacheReference(args(&ref, &l));
     EXPECT_TRUE(out->bytes == ref.bytes)
         << "output differs from the reference" << firstDifference(*out, ref);
@@ -170,7 +170,7 @@ struct Case {
 
   void expectTwinMatches() {
     Tensor ref(*out), twin(*out);
-    runtime::IntArray l{lens};
+    host::IntArray l{lens};
     ops::nsaCompressWithCacheReference(args(&ref, &l));
     ASSERT_TRUE(ops::nsaCompressWithCacheHandwritten(args(&twin, &l)));
     EXPECT_TRUE(twin.bytes == ref.bytes)
@@ -456,7 +456,7 @@ TEST(NsaCompressWithCache, CppApiAndHandwrittenTwin) {
   s.lens = std::vector<int64_t>(16, 160);
   Case c = makeCase(s);
   Tensor ref(*c.out);
-  runtime::IntArray l{c.lens};
+  host::IntArray l{c.lens};
   ops::nsaCompressWithCacheReference(c.args(&ref, &l));
   ASSERT_TRUE(ops::nsaCompressWithCache(c.args(c.out.get(), &l)));
   EXPECT_TRUE(c.out->bytes == ref.bytes) << firstDifference(*c.out, ref);

@@ -9,7 +9,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@
 #include <vector>
 
 using namespace tilejit;
-using runtime::DataType;
+using host::DataType;
 
 namespace {
 
@@ -37,8 +37,8 @@ struct Tensor {
 
   Tensor(DataType t, std::vector<int64_t> dims, int64_t storageElems = -1)
       : dtype(t), shape(std::move(dims)) {
-    int64_t n = storageElems >= 0 ? storageElems : runtime::shapeNumel(shape);
-    bytes.assign(static_cast<size_t>(n * runtime::elementSize(t)), 0);
+    int64_t n = storageElems >= 0 ? storageElems : host::shapeNumel(shape);
+    bytes.assign(static_cast<size_t>(n * host::elementSize(t)), 0);
     std::vector<int64_t> storage{n};
     handle = aclCreateTensor(shape.data(), shape.size(), static_cast<aclDataType>(t), nullptr,
                              0, ACL_FORMAT_ND, storage.data(), 1, bytes.data());
@@ -49,7 +49,7 @@ struct Tensor {
   Tensor &operator=(const Tensor &) = delete;
   ~Tensor() { aclDestroyTensor(handle); }
   int64_t elems() const {
-    return static_cast<int64_t>(bytes.size()) / runtime::elementSize(dtype);
+    return static_cast<int64_t>(bytes.size()) / host::elementSize(dtype);
   }
   /// Fills with random bytes (pure data movement) or, for averaging tests,
   /// random finite values in [-8, 8].
@@ -62,14 +62,14 @@ struct Tensor {
     }
     std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
     std::uniform_int_distribution<int> ints(-128, 127);
-    const int64_t size = runtime::elementSize(dtype);
+    const int64_t size = host::elementSize(dtype);
     for (int64_t i = 0; i < elems(); ++i) {
       unsigned char *p = bytes.data() + i * size;
       float f = dist(rng);
       uint16_t h;
       switch (dtype) {
-      case DataType::Float16: h = runtime::floatToHalfBits(f); std::memcpy(p, &h, 2); break;
-      case DataType::BFloat16: h = runtime::floatToBFloat16Bits(f); std::memcpy(p, &h, 2); break;
+      case DataType::Float16: h = host::floatToHalfBits(f); std::memcpy(p, &h, 2); break;
+      case DataType::BFloat16: h = host::floatToBFloat16Bits(f); std::memcpy(p, &h, 2); break;
       case DataType::Float: std::memcpy(p, &f, 4); break;
       default: {
         for (int64_t b = 0; b < size; ++b)
@@ -249,8 +249,8 @@ TEST(ScatterPaKvCache, NdDifferentHeadSizesInt64) { // matrix row 2
 TEST(ScatterPaKvCache, NdEveryDtype) { // matrix row 3
   for (DataType t : kAllKv) {
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + "/" +
+                   std::string(host::dataTypeName(idx)));
       Case c = ndCase(t, idx, 3, 1, 8, 8, 2, 4, {}, 3);
       c.expectMatchesReference();
     }
@@ -297,7 +297,7 @@ TEST(ScatterPaKvCache, NctWindowsOfAFusedBuffer) { // matrix row 4
     c.offsets = std::vector<int64_t>{nd, 2 * nd};
     c.expectMatchesReference();
     // Slot 3 holds the K part (offset nd) of row 0.
-    const int64_t sz = runtime::elementSize(dt);
+    const int64_t sz = host::elementSize(dt);
     EXPECT_EQ(0, std::memcmp(c.keyCache->bytes.data() + 3 * nd * sz, c.key->bytes.data() + nd * sz, nd * sz));
     EXPECT_EQ(0, std::memcmp(c.valueCache->bytes.data() + 3 * nd * sz,
                              c.key->bytes.data() + 2 * nd * sz, nd * sz));
@@ -331,7 +331,7 @@ TEST(ScatterPaKvCache, KeyOnly) { // matrix rows 5 and 6
 namespace {
 Case nzCase(DataType t, DataType idx, int64_t tokens, int64_t heads, int64_t dk, int64_t dv,
             int64_t blocks, int64_t bs, std::vector<int64_t> slots, unsigned seed) {
-  const int64_t e = 32 / runtime::elementSize(t);
+  const int64_t e = 32 / host::elementSize(t);
   Case c = ndCase(t, idx, tokens, heads, dk, dv, blocks, bs, std::move(slots), seed);
   c.keyCache = std::make_unique<Tensor>(t, std::vector<int64_t>{blocks, heads * dk / e, bs, e});
   c.valueCache = std::make_unique<Tensor>(t, std::vector<int64_t>{blocks, heads * dv / e, bs, e});
@@ -354,8 +354,8 @@ TEST(ScatterPaKvCache, NzUpstreamExample) { // matrix row 7
 TEST(ScatterPaKvCache, NzEveryWidth) { // matrix row 8
   for (DataType t : kAllKv)
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + "/" +
+                   std::string(host::dataTypeName(idx)));
       Case c = nzCase(t, idx, 7, 2, 64, 32, 3, 5, {14, -1, 0, 3, 15, 9, 2}, 15);
       c.expectMatchesReference();
     }
@@ -379,14 +379,14 @@ TEST(ScatterPaKvCache, NzBlockRunsAndBrokenGroups) {
     slots.push_back(96 + i); // a partial last group
   for (DataType t : {DataType::Int8, DataType::Float16, DataType::Float})
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + "/" +
+                   std::string(host::dataTypeName(idx)));
       // 70 tokens of 8 x 128 key and 8 x 64 value elements: enough bytes for
       // more than one program on a multi-core host.
       Case c = nzCase(t, idx, 70, 8, 128, 64, 4, 32, slots, 17);
       c.expectMatchesReference();
       // 21 key and 38 value strips: a run's tiles of 16 strips overhang both.
-      const int64_t e = 32 / runtime::elementSize(t);
+      const int64_t e = 32 / host::elementSize(t);
       Case odd = nzCase(t, idx, 70, 1, 21 * e, 38 * e, 4, 32, slots, 18);
       odd.expectMatchesReference();
     }
@@ -431,8 +431,8 @@ TEST(ScatterPaKvCache, NzLargeCallsWriteTheirTokensInCacheOrder) {
   const std::vector<int64_t> slots = largeNzSlots();
   for (DataType t : {DataType::Int8, DataType::Float16, DataType::Float})
     for (DataType idx : {DataType::Int32, DataType::Int64}) {
-      SCOPED_TRACE(std::string(runtime::dataTypeName(t)) + "/" +
-                   std::string(runtime::dataTypeName(idx)));
+      SCOPED_TRACE(std::string(host::dataTypeName(t)) + "/" +
+                   std::string(host::dataTypeName(idx)));
       Case c = nzCase(t, idx, 700, 8, 128, 64, 24, 32, slots, 44);
       c.expectMatchesReference();
     }
@@ -507,7 +507,7 @@ TEST(ScatterPaKvCache, AlibiKeepsTheTail) { // matrix row 9
 
 TEST(ScatterPaKvCache, RopeAveragesTheWindow) { // matrix row 10
   for (DataType t : {DataType::Float16, DataType::BFloat16}) {
-    SCOPED_TRACE(runtime::dataTypeName(t));
+    SCOPED_TRACE(host::dataTypeName(t));
     Case c = headCase(t, DataType::Int32, "Rope", {6, 4}, 2, 16, {2, 0, 3, 1}, {1, -1, 0, 3},
                       {0, 8, 16, 24}, 8, 4, 20);
     c.expectMatchesReference();
@@ -525,7 +525,7 @@ TEST(ScatterPaKvCache, RopeRoundingAndSignedZero) {
   uint16_t *k = reinterpret_cast<uint16_t *>(c.key->bytes.data());
   for (int64_t tok = 0; tok < 3; ++tok)
     for (int64_t e = 0; e < 16; ++e) {
-      k[(tok * 2 + 0) * 16 + e] = runtime::floatToHalfBits(1.0f + static_cast<float>(tok + e) * 0.0009765625f);
+      k[(tok * 2 + 0) * 16 + e] = host::floatToHalfBits(1.0f + static_cast<float>(tok + e) * 0.0009765625f);
       k[(tok * 2 + 1) * 16 + e] = 0x8000; // -0.0
     }
   c.expectMatchesReference();
@@ -586,7 +586,7 @@ TEST(ScatterPaKvCache, PaddedMeanEveryArithmetic) { // matrix row 14
                             DataType::Int8,    DataType::Int16,    DataType::Int32,
                             DataType::UInt8,   DataType::UInt16,   DataType::UInt32};
   for (DataType t : types) {
-    SCOPED_TRACE(runtime::dataTypeName(t));
+    SCOPED_TRACE(host::dataTypeName(t));
     // Windows of 3 (non-divisible sums), offsets -1, 0, L-w, >= L; Dk != Dv.
     Case c = paddedCase(t, 2, 8, 3, 24, 40, {8, 6}, {3, 3, 5, 2, 0, 6}, {1, -1, 3, 0, 2, 6},
                         {0, 10, 20, 30, 40, 50}, 16, 4, 27);
@@ -598,7 +598,7 @@ TEST(ScatterPaKvCache, PaddedMeanFp8) {
   // Random codes (NaN, inf, subnormals included) and then codes whose means
   // land on subnormals, ties and the overflow edge.
   for (DataType t : {DataType::Float8E5M2, DataType::Float8E4M3FN}) {
-    SCOPED_TRACE(runtime::dataTypeName(t));
+    SCOPED_TRACE(host::dataTypeName(t));
     Case c = paddedCase(t, 2, 8, 3, 64, 32, {8, 6}, {3, 2, 5, 2, 4, 6}, {1, 0, 3, 0, 2, 0},
                         {0, 10, 20, 30, 40, 50}, 16, 4, 28);
     c.key->random(29);
@@ -888,7 +888,7 @@ TEST(ScatterPaKvCache, CppApiAndRepeatedCalls) {
   EXPECT_EQ(c.valueCache->bytes, vcRef.bytes);
   auto bad = a;
   bad.cacheModeOptional = "nz";
-  runtime::Status s = ops::scatterPaKvCache(bad);
+  host::Status s = ops::scatterPaKvCache(bad);
   EXPECT_EQ(s.code(), 561002);
   EXPECT_NE(s.message().find("cacheModeOptional"), std::string::npos);
 }

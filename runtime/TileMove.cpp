@@ -10,7 +10,7 @@
 /// (stores).
 ///
 //===----------------------------------------------------------------------===//
-#include "jit/Runtime.h"
+#include "runtime/Runtime.h"
 
 #include <algorithm>
 #include <cstring>

@@ -15,7 +15,7 @@
 #ifndef TILEJIT_OPS_RUNTIME_EXECUTOR_H
 #define TILEJIT_OPS_RUNTIME_EXECUTOR_H
 
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <cstdint>
 #include <functional>
@@ -27,7 +27,7 @@ namespace tilejit::jit {
 class CompiledKernel;
 }
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// What a launch closure gets from phase 2.
 struct LaunchContext {
@@ -92,6 +92,6 @@ private:
   bool repeatable_ = false;
 };
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #endif

@@ -24,7 +24,7 @@
 #ifndef TILEJIT_OPS_RUNTIME_STREAM_H
 #define TILEJIT_OPS_RUNTIME_STREAM_H
 
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// An in-order queue of host work with its own worker thread.
 ///
@@ -120,6 +120,6 @@ bool isRegisteredStream(const void *stream);
 /// Synchronises every registered stream; returns the first failure.
 Status synchronizeAllStreams();
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #endif

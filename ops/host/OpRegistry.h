@@ -9,7 +9,7 @@
 /// \code
 ///   // ops/scatter_pa_kv_cache/ScatterPaKvCacheAclnn.cpp
 ///   static Status prepare(const aclnn::ScatterPaKvCacheArgs &args,
-///                         runtime::Executor &executor) {
+///                         host::Executor &executor) {
 ///     if (!args.key) return Status::error(status::ParamNullptr, "key is
 ///     null");
 ///     ...                                    // validation, tiling
@@ -33,12 +33,12 @@
 #ifndef TILEJIT_OPS_RUNTIME_OPREGISTRY_H
 #define TILEJIT_OPS_RUNTIME_OPREGISTRY_H
 
-#include "ops/runtime/Executor.h"
-#include "ops/runtime/Status.h"
+#include "ops/host/Executor.h"
+#include "ops/host/Status.h"
 
 #include <atomic>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// Phase 1 of an operator: validate `args`, then fill `executor` (workspace
 /// size, launch closure). Writes nothing to the tensors.
@@ -68,7 +68,7 @@ struct OpRegistrar {
   }
 };
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #define TILEJIT_REGISTER_CONCAT_INNER(a, b) a##b
 #define TILEJIT_REGISTER_CONCAT(a, b) TILEJIT_REGISTER_CONCAT_INNER(a, b)
@@ -76,8 +76,8 @@ struct OpRegistrar {
 /// Registers `fn` (a PrepareFn<ArgsT>) as the operator's phase 1. Use at
 /// namespace scope in a .cpp file, once per operator.
 #define TILEJIT_REGISTER_ACLNN_OP(ArgsT, fn)                                   \
-  static const ::tilejit::runtime::OpRegistrar TILEJIT_REGISTER_CONCAT(        \
+  static const ::tilejit::host::OpRegistrar TILEJIT_REGISTER_CONCAT(        \
       tilejitOpRegistrar,                                                      \
-      __LINE__)(static_cast<::tilejit::runtime::PrepareFn<ArgsT>>(fn))
+      __LINE__)(static_cast<::tilejit::host::PrepareFn<ArgsT>>(fn))
 
 #endif

@@ -7,13 +7,13 @@
 // message is printed on stderr as it is recorded.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/runtime/Status.h"
+#include "ops/host/Status.h"
 
 #include "jit/Options.h"
 
 #include <cstdio>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 namespace {
 struct RecentError {
@@ -54,4 +54,4 @@ const char *takeRecentErrorMessage() {
   return recentError.taken.c_str();
 }
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host

@@ -8,12 +8,12 @@
 // and has not synchronised since), so a linear search is enough.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/runtime/Stream.h"
+#include "ops/host/Stream.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 namespace {
 /// The calling thread's token: one per thread, destroyed when it exits.
@@ -187,4 +187,4 @@ Status synchronizeAllStreams() {
   return first;
 }
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host

@@ -1,11 +1,11 @@
 //===- TensorView.cpp - Tensor views and host-side argument objects -------===//
-#include "ops/runtime/TensorView.h"
+#include "ops/host/TensorView.h"
 
 #include <cassert>
 #include <cstring>
 #include <sstream>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
@@ -241,4 +241,4 @@ double Scalar::toDouble() const {
   }
 }
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host

@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// The aclnn status codes (equal to the ACLNN_* macros of aclnn/acl_meta.h).
 namespace status {
@@ -93,6 +93,6 @@ int32_t recordError(const Status &status, const char *context = nullptr);
 /// none was recorded since the last take.
 const char *takeRecentErrorMessage();
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #endif

@@ -4,12 +4,12 @@
 // of the host's F16C support and rounding mode.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/runtime/DataType.h"
+#include "ops/host/DataType.h"
 
 #include <cstring>
 #include <ostream>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 bool isKnownDataType(int32_t value) {
   switch (static_cast<DataType>(value)) {
@@ -347,4 +347,4 @@ void storeElementFromDouble(DataType type, void *p, double value) {
   }
 }
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host

@@ -14,16 +14,16 @@
 #ifndef TILEJIT_OPS_RUNTIME_TENSORVIEW_H
 #define TILEJIT_OPS_RUNTIME_TENSORVIEW_H
 
-#include "jit/Runtime.h"
-#include "ops/runtime/DataType.h"
-#include "ops/runtime/Status.h"
+#include "runtime/Runtime.h"
+#include "ops/host/DataType.h"
+#include "ops/host/Status.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// The most dimensions a tensor may have (as CANN).
 constexpr int64_t kMaxTensorRank = 8;
@@ -76,7 +76,7 @@ struct TensorView {
   /// The number of elements of the storage shape.
   int64_t storageNumel() const { return shapeNumel(storageShape); }
   /// Bytes per element.
-  int64_t elementSize() const { return runtime::elementSize(dtype); }
+  int64_t elementSize() const { return host::elementSize(dtype); }
   /// True if the strides are row-major contiguous for the shape (dimensions
   /// of extent 1 may have any stride).
   bool isContiguous() const;
@@ -151,6 +151,6 @@ struct Scalar {
   double toDouble() const;
 };
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #endif

@@ -15,7 +15,7 @@
 #include <iosfwd>
 #include <string_view>
 
-namespace tilejit::runtime {
+namespace tilejit::host {
 
 /// Element types; values equal aclDataType's.
 enum class DataType : int32_t {
@@ -107,6 +107,6 @@ double loadElementAsDouble(DataType type, const void *p);
 /// other type as one unsigned byte.
 void storeElementFromDouble(DataType type, void *p, double value);
 
-} // namespace tilejit::runtime
+} // namespace tilejit::host
 
 #endif
