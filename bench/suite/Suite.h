@@ -185,9 +185,6 @@ Limits measurePeaks(int threads);
 /// Runs `c`, catching errors into Result::error.
 Result runCase(const Case &c, Context &ctx);
 
-/// Decode-sized and other cases whose time is per call: µs and calls/s.
-inline double usPerCall(const Result &r) { return r.genSeconds * 1e6; }
-
 } // namespace tilejit::bench
 
 #endif

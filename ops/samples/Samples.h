@@ -52,14 +52,6 @@ inline double medianOf(std::vector<double> &t) {
   return t[t.size() / 2];
 }
 
-/// Median wall time of `reps` runs of `fn`, in microseconds.
-template <typename F> double medianMicroseconds(F &&fn, int reps = 7) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i)
-    t.push_back(microseconds(fn));
-  return medianOf(t);
-}
-
 /// Times `gen` and `twin` in alternation (one warm-up run of each, then
 /// `reps` pairs), so that both see the same state of a shared machine and of
 /// the caches, and stores the median of each in `genUs` / `twinUs`.
