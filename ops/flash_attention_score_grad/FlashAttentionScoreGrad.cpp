@@ -8,7 +8,8 @@
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 
 #include "ops/Embedded.h"
-#include "ops/common/KvCache.h"
+#include "ops/host/KernelArgs.h"
+#include "ops/host/Kernels.h"
 #include "ops/host/OpRegistry.h"
 
 #include <algorithm>
@@ -23,6 +24,12 @@ using host::DataType;
 using host::Status;
 using host::TensorView;
 namespace status = host::status;
+using host::elemType;
+using host::getKernel;
+using host::hostCompiler;
+using host::launchKernel;
+using host::prepareAndRun;
+using host::valueKind;
 
 namespace {
 

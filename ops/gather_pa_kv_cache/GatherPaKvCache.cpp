@@ -6,7 +6,10 @@
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 
 #include "ops/Embedded.h"
-#include "ops/common/KvCache.h"
+#include "ops/common/KernelLaunch.h"
+#include "ops/common/KvCacheLayout.h"
+#include "ops/host/KernelArgs.h"
+#include "ops/host/Kernels.h"
 #include "ops/host/OpRegistry.h"
 
 #include <algorithm>
@@ -23,6 +26,14 @@ using host::DataType;
 using host::Status;
 using host::TensorView;
 namespace status = host::status;
+using host::collapse;
+using host::copyKind;
+using host::elemType;
+using host::FlatView;
+using host::getKernel;
+using host::indexKind;
+using host::prepareAndRun;
+using host::programsFor;
 
 namespace {
 

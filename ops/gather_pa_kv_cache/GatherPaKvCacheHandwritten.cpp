@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
 
-#include "ops/common/KvCache.h"
+#include "ops/common/KvCacheLayout.h"
 #include "ops/common/StreamCopy.h"
 
 #include <emmintrin.h>

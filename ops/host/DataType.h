@@ -8,8 +8,8 @@
 /// references share. No LLVM and no acl headers here.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_DATATYPE_H
-#define TILEJIT_OPS_RUNTIME_DATATYPE_H
+#ifndef TILEJIT_OPS_HOST_DATATYPE_H
+#define TILEJIT_OPS_HOST_DATATYPE_H
 
 #include <cstdint>
 #include <iosfwd>

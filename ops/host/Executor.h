@@ -12,8 +12,8 @@
 /// An executor with no closure (an empty problem) runs as a no-op.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_EXECUTOR_H
-#define TILEJIT_OPS_RUNTIME_EXECUTOR_H
+#ifndef TILEJIT_OPS_HOST_EXECUTOR_H
+#define TILEJIT_OPS_HOST_EXECUTOR_H
 
 #include "ops/host/Status.h"
 
@@ -63,8 +63,6 @@ public:
 
   /// Sets the launch closure.
   void setLaunch(LaunchFn launch) { launch_ = std::move(launch); }
-  /// True if a launch closure was set.
-  bool hasLaunch() const { return static_cast<bool>(launch_); }
 
   /// True if the executor may run more than once
   /// (aclSetAclOpExecutorRepeatable).
@@ -91,6 +89,24 @@ private:
   std::vector<KernelUse> kernels_;
   bool repeatable_ = false;
 };
+
+/// The one-call C++ API of an operator: phase 1 (`prepare`), then phase 2
+/// with the workspace phase 1 asked for. It trusts its views as C++ code
+/// built them (the C API checks every descriptor first, in prepareOp; the
+/// validation tests reshape views here to reach each shape rule).
+template <typename Args>
+Status prepareAndRun(const Args &args,
+                     Status (*prepare)(const Args &, Executor &)) {
+  Executor executor(Args::kOpName);
+  if (Status s = prepare(args, executor); !s)
+    return s;
+  // Uninitialised, as a device workspace is: no kernel reads workspace it
+  // did not write, and zero-filling megabytes of it would cost more than
+  // some calls.
+  const size_t size = executor.workspaceSize();
+  auto workspace = std::make_unique_for_overwrite<unsigned char[]>(size);
+  return executor.run(LaunchContext{workspace.get(), size});
+}
 
 } // namespace tilejit::host
 

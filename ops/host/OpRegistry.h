@@ -30,8 +30,8 @@
 /// the file with the operator's C++ entry point) or link the archive whole.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_OPREGISTRY_H
-#define TILEJIT_OPS_RUNTIME_OPREGISTRY_H
+#ifndef TILEJIT_OPS_HOST_OPREGISTRY_H
+#define TILEJIT_OPS_HOST_OPREGISTRY_H
 
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"

@@ -8,8 +8,8 @@
 /// returns: every failing C API call records its message there.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_STATUS_H
-#define TILEJIT_OPS_RUNTIME_STATUS_H
+#ifndef TILEJIT_OPS_HOST_STATUS_H
+#define TILEJIT_OPS_HOST_STATUS_H
 
 #include <cstdint>
 #include <initializer_list>

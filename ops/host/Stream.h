@@ -21,8 +21,8 @@
 /// at once on the calling thread (see runOnStream).
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_STREAM_H
-#define TILEJIT_OPS_RUNTIME_STREAM_H
+#ifndef TILEJIT_OPS_HOST_STREAM_H
+#define TILEJIT_OPS_HOST_STREAM_H
 
 #include "ops/host/Status.h"
 

@@ -11,8 +11,8 @@
 /// (i0, ..., in) lives at data + (offset + sum(ik * strides[k])) * size.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef TILEJIT_OPS_RUNTIME_TENSORVIEW_H
-#define TILEJIT_OPS_RUNTIME_TENSORVIEW_H
+#ifndef TILEJIT_OPS_HOST_TENSORVIEW_H
+#define TILEJIT_OPS_HOST_TENSORVIEW_H
 
 #include "runtime/Runtime.h"
 #include "ops/host/DataType.h"

@@ -6,7 +6,7 @@
 // merges the splits.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/common/KvCache.h"
+#include "ops/host/Kernels.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
@@ -23,6 +23,7 @@ namespace tilejit::ops {
 
 using host::DataType;
 using host::TensorView;
+using host::programsFor;
 using namespace ifa;
 
 namespace {

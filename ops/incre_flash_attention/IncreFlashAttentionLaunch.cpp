@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "ops/Embedded.h"
 #include "ops/common/HostCache.h"
-#include "ops/common/KvCache.h"
+#include "ops/host/KernelArgs.h"
+#include "ops/host/Kernels.h"
 #include "ops/common/RunStates.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
@@ -23,6 +24,15 @@ using host::DataType;
 using host::Status;
 using host::TensorView;
 namespace status = host::status;
+using host::collapse;
+using host::elemType;
+using host::FlatView;
+using host::getKernel;
+using host::hostCompiler;
+using host::launchKernel;
+using host::prepareAndRun;
+using host::programsFor;
+using host::valueKind;
 using namespace ifa;
 
 namespace {

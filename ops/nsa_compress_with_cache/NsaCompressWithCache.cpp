@@ -6,7 +6,9 @@
 #include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
 
 #include "ops/Embedded.h"
-#include "ops/common/KvCache.h"
+#include "ops/common/KernelLaunch.h"
+#include "ops/host/KernelArgs.h"
+#include "ops/host/Kernels.h"
 #include "ops/host/OpRegistry.h"
 
 #include <algorithm>
@@ -25,6 +27,10 @@ using host::DataType;
 using host::Status;
 using host::TensorView;
 namespace status = host::status;
+using host::elemType;
+using host::getKernel;
+using host::prepareAndRun;
+using host::programsForBytes;
 
 namespace {
 

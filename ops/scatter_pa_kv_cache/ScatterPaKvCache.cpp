@@ -6,7 +6,10 @@
 #include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
 
 #include "ops/Embedded.h"
-#include "ops/common/KvCache.h"
+#include "ops/common/KernelLaunch.h"
+#include "ops/common/KvCacheLayout.h"
+#include "ops/host/KernelArgs.h"
+#include "ops/host/Kernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -19,6 +22,15 @@ using host::DataType;
 using host::Status;
 using host::TensorView;
 namespace status = host::status;
+using host::collapse;
+using host::copyKind;
+using host::elemType;
+using host::FlatView;
+using host::getKernel;
+using host::indexKind;
+using host::launchThreads;
+using host::prepareAndRun;
+using host::programsForBytes;
 
 namespace {
 
