@@ -1,8 +1,7 @@
 # Installation: `cmake --install build --prefix P` gives
 #   P/bin/tilejit, P/lib/libtilejit.so, P/include/{acl,aclnn,aclnnop}/ (the
-#   aclnn-compatible C API), P/include/tilejit/tilejit.h and
-#   P/include/tilejit/runtime/Runtime.h (the C++ API),
-#   P/lib/cmake/tilejit/ (find_package(tilejit) -> tilejit::tilejit) and
+#   aclnn-compatible C API), P/include/tilejit/{tilejit,args}.h (the C++
+#   API), P/lib/cmake/tilejit/ (find_package(tilejit) -> tilejit::tilejit) and
 #   P/lib/pkgconfig/tilejit.pc.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -10,13 +9,12 @@ include(CMakePackageConfigHelpers)
 install(TARGETS tilejit-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tilejit EXPORT tilejitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${CMAKE_INSTALL_INCLUDEDIR}/tilejit)
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# include/ holds the public headers and nothing else: the C API's and the
+# C++ API's, which includes only its own (<tilejit/args.h>). No header of the
+# rooms is installed (the layering-installed-headers test checks it).
 install(DIRECTORY ${TILEJIT_SOURCE_ROOT}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
-# The C++ API (include/tilejit/tilejit.h, installed with include/ above) and
-# the one plain header it builds on; the compiler's own headers, which name
-# LLVM types, stay inside.
-install(FILES runtime/Runtime.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/runtime)
 
 install(EXPORT tilejitTargets NAMESPACE tilejit::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)

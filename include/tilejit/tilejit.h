@@ -20,12 +20,13 @@
 #ifndef TILEJIT_TILEJIT_H
 #define TILEJIT_TILEJIT_H
 
-#include "runtime/Runtime.h"
+#include "tilejit/args.h"
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -110,8 +111,57 @@ private:
   friend struct Access;
 };
 
-/// Compile-time parameter values by name, as text: {"T", "f16"}, {"BN", "64"}.
-using Specialization = std::vector<std::pair<std::string, std::string>>;
+/// One compile-time parameter's value: typed (an element type, an integer,
+/// a boolean, an enumerator) or as text ("f16", "0x40", "true", "BNSD"),
+/// which binding parses by the parameter's declared kind.
+class SpecValue {
+public:
+  enum class Kind : uint8_t { Text, Dtype, Int, Bool, Enum };
+  SpecValue() = default;
+  SpecValue(const char *text) : text_(text) {}
+  SpecValue(std::string text) : text_(std::move(text)) {}
+  SpecValue(bool b) : kind_(Kind::Bool), int_(b) {}
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> &&
+                                              !std::is_same_v<I, char>>>
+  SpecValue(I v) : kind_(Kind::Int), int_(static_cast<int64_t>(v)) {}
+  SpecValue(ElemType t) : kind_(Kind::Dtype), int_(static_cast<int64_t>(t)) {}
+  static SpecValue enumerator(std::string name) {
+    SpecValue v(std::move(name));
+    v.kind_ = Kind::Enum;
+    return v;
+  }
+
+  Kind kind() const { return kind_; }
+  ElemType dtype() const { return static_cast<ElemType>(int_); }
+  int64_t integer() const { return int_; }
+  bool boolean() const { return int_ != 0; }
+  /// Text: as given; Enum: the enumerator.
+  const std::string &text() const { return text_; }
+  /// As the tiling key prints it: "bf16", "128", "true", "BNSD"; text as given.
+  std::string str() const {
+    switch (kind_) {
+    case Kind::Dtype: return rt::elemTypeName(dtype());
+    case Kind::Int: return std::to_string(int_);
+    case Kind::Bool: return int_ ? "true" : "false";
+    default: return text_;
+    }
+  }
+  bool operator==(const SpecValue &o) const {
+    return kind_ == o.kind_ && int_ == o.int_ && text_ == o.text_;
+  }
+  bool operator!=(const SpecValue &o) const { return !(*this == o); }
+
+private:
+  Kind kind_ = Kind::Text;
+  int64_t int_ = 0;
+  std::string text_;
+};
+
+/// Compile-time parameter values by name, typed ({"T", ElemType::F16},
+/// {"BN", 64}, {"CAUSAL", true}) or as text ({"T", "f16"}, {"BN", "64"}).
+/// `compile` and `emit` bind it to the kernel's declaration; `specialize`
+/// returns the bound value.
+using Specialization = std::vector<std::pair<std::string, SpecValue>>;
 
 /// The stages of the pipeline whose text `emit` returns.
 enum class Stage { Ast, Tile, TileOpt, Llvm, LlvmOpt, Asm };
@@ -194,6 +244,14 @@ TILEJIT_API Result<Declaration> declaration(const Source &source, const std::str
 /// back with their file:line:col and caret lines.
 TILEJIT_API Result<Kernel> compile(const Source &source, const std::string &kernel,
                        const Specialization &spec = {});
+
+/// `spec` bound to kernel `kernel`'s declaration, as `compile` binds it:
+/// every declared parameter with its typed value (text parsed by the
+/// parameter's kind, defaults applied), sorted by name. An unknown name, a
+/// name given twice, a missing value or a value of the wrong kind is an
+/// ErrorKind::Compile error naming the parameter and the rule.
+TILEJIT_API Result<Specialization> specialize(const Source &source, const std::string &kernel,
+                                              const Specialization &spec);
 
 /// The text of one stage of the same compilation (never cached).
 TILEJIT_API Result<std::string> emit(const Source &source, const std::string &kernel,

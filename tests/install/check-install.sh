@@ -24,7 +24,7 @@ for h in $(cd "$prefix/include" && find . -name '*.h' | sort); do
   for lang in $langs; do
     std=$([ $lang = c ] && echo -std=c11 || echo -std=c++20)
     echo "#include <$h>" | ${CC:-cc} -x $lang $std -fsyntax-only -Wall -Werror \
-      -I"$prefix/include" -I"$prefix/include/tilejit" - \
+      -I"$prefix/include" - \
       || { echo "FAIL: installed header $h does not compile on its own ($lang)"; exit 1; }
   done
 done
