@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "acl/acl.h"
 #include "ops/host/DataType.h"
+#include "ops/host/OpRegistry.h"
 #include "ops/host/Status.h"
 #include "ops/host/Stream.h"
 
@@ -145,6 +146,9 @@ aclError aclInit(const char *configPath) {
   if (initialized.exchange(true))
     return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit",
                 "already initialised (call aclFinalize first)");
+  // The operators are registered here at the latest (the registry does it
+  // on its first use too, so a program that skips aclInit still finds them).
+  tilejit::ops::registerBuiltinOperators();
   return ACL_SUCCESS;
 }
 

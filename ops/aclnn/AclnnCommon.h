@@ -1,9 +1,10 @@
 //===- AclnnCommon.h - The two phases shared by every operator --*- C++ -*-===//
 ///
 /// \file
-/// Every aclnnXxxGetWorkspaceSize is one line: build the operator's Args
-/// struct (ops/aclnn/OpArgs.h) and call prepareOp; every aclnnXxx calls
-/// runOp. These do what all operators share:
+/// Every aclnnXxxGetWorkspaceSize builds the operator's Args struct
+/// (ops/aclnn/AclnnParams.h) and calls prepareOp; every aclnnXxx calls
+/// runOp; TILEJIT_ACLNN_ENTRIES writes both from the operator's parameter
+/// table. prepareOp and runOp do what all operators share:
 ///
 /// Phase 1 (prepareOp): workspaceSize or executor null -> 161001; a tensor
 /// argument whose descriptor lies (checkTensorArgs: data null with elements
@@ -29,7 +30,7 @@
 
 #include "acl/acl_rt.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/aclnn/OpArgs.h"
+#include "ops/aclnn/AclnnParams.h"
 #include "ops/host/OpRegistry.h"
 
 #include <memory>
@@ -63,21 +64,19 @@ aclnnStatus prepareOp(const ArgsT &args, uint64_t *workspaceSize,
   if (executor)
     *executor = nullptr;
   if (!workspaceSize)
-    return host::recordError(
-        host::Status(host::status::ParamNullptr,
-                        "workspaceSize must not be null"),
-        api.c_str());
-  if (!executor)
     return host::recordError(host::Status(host::status::ParamNullptr,
-                                                "executor must not be null"),
-                                api.c_str());
+                                          "workspaceSize must not be null"),
+                             api.c_str());
+  if (!executor)
+    return host::recordError(
+        host::Status(host::status::ParamNullptr, "executor must not be null"),
+        api.c_str());
   if (host::Status s = checkTensorArgs(args); !s)
     return host::recordError(s, api.c_str());
   host::PrepareFn<ArgsT> prepare = host::OpRegistry<ArgsT>::get();
   if (!prepare)
     return host::recordError(
-        host::Status(host::status::Inner, "not implemented yet"),
-        api.c_str());
+        host::Status(host::status::Inner, "not implemented yet"), api.c_str());
   auto exec = std::make_unique<aclOpExecutor>(ArgsT::kOpName);
   host::Status status = prepare(args, *exec);
   if (!status.isOk())
@@ -92,5 +91,41 @@ aclnnStatus runOp(const char *opName, void *workspace, uint64_t workspaceSize,
                   aclOpExecutor *executor, aclrtStream stream);
 
 } // namespace tilejit::aclnn
+
+// The C parameter of each kind (ops/aclnn/AclnnParams.h), with its comma.
+#define TILEJIT_ACLNN_PARAM(kind, name) TILEJIT_ACLNN_CTYPE_##kind name,
+#define TILEJIT_ACLNN_CTYPE_Tensor const aclTensor *
+#define TILEJIT_ACLNN_CTYPE_OutTensor aclTensor *
+#define TILEJIT_ACLNN_CTYPE_TensorList const aclTensorList *
+#define TILEJIT_ACLNN_CTYPE_IntArray const aclIntArray *
+#define TILEJIT_ACLNN_CTYPE_String char *
+#define TILEJIT_ACLNN_CTYPE_Bool bool
+#define TILEJIT_ACLNN_CTYPE_Int int64_t
+#define TILEJIT_ACLNN_CTYPE_Double double
+// The parameter's name, as an initialiser of the Args struct's field.
+#define TILEJIT_ACLNN_ARG(kind, name) name,
+
+/// The two C entry points of the operator aclnn##Op from its table `PARAMS`
+/// (use once, at namespace scope, in a .cpp file that includes the
+/// operator's public header from include/aclnnop/):
+///   aclnn##Op##GetWorkspaceSize(<PARAMS>, uint64_t *workspaceSize,
+///                               aclOpExecutor **executor)  -> prepareOp
+///   aclnn##Op(void *workspace, uint64_t workspaceSize,
+///             aclOpExecutor *executor, aclrtStream stream) -> runOp
+#define TILEJIT_ACLNN_ENTRIES(Op, PARAMS)                                      \
+  extern "C" aclnnStatus aclnn##Op##GetWorkspaceSize(                          \
+      PARAMS(TILEJIT_ACLNN_PARAM) uint64_t *workspaceSize,                     \
+      aclOpExecutor **executor) {                                              \
+    return ::tilejit::aclnn::prepareOp(                                        \
+        ::tilejit::aclnn::Op##Args{PARAMS(TILEJIT_ACLNN_ARG)}, workspaceSize,  \
+        executor);                                                             \
+  }                                                                            \
+  extern "C" aclnnStatus aclnn##Op(void *workspace, uint64_t workspaceSize,    \
+                                   aclOpExecutor *executor,                    \
+                                   aclrtStream stream) {                       \
+    return ::tilejit::aclnn::runOp(::tilejit::aclnn::Op##Args::kOpName,        \
+                                   workspace, workspaceSize, executor,         \
+                                   stream);                                    \
+  }
 
 #endif

@@ -32,7 +32,8 @@ struct KernelLaunch {
 /// Makes `launch` the executor's phase 2 (errors name `op`) and records its
 /// kernel use. Runs share `launch` (read only) unless it has scratch.
 void setKernelLaunch(host::Executor &executor,
-                     std::shared_ptr<const KernelLaunch> launch, const char *op);
+                     std::shared_ptr<const KernelLaunch> launch,
+                     const char *op);
 
 } // namespace tilejit::ops
 

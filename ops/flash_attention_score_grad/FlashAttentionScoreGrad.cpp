@@ -448,7 +448,5 @@ Status flashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreGradV5Ar
   return prepareAndRun(args, prepareFlashAttentionScoreGrad);
 }
 
-TILEJIT_REGISTER_ACLNN_OP(aclnn::FlashAttentionUnpaddingScoreGradV5Args,
-                          prepareFlashAttentionScoreGrad);
 
 } // namespace tilejit::ops

@@ -17,7 +17,7 @@
 #ifndef TILEJIT_OPS_FLASH_ATTENTION_SCORE_GRAD_FLASHATTENTIONSCOREGRAD_H
 #define TILEJIT_OPS_FLASH_ATTENTION_SCORE_GRAD_FLASHATTENTIONSCOREGRAD_H
 
-#include "ops/aclnn/OpArgs.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradArgs.h"
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"
 

@@ -13,7 +13,7 @@
 #ifndef TILEJIT_OPS_FLASH_ATTENTION_SCORE_GRAD_FLASHATTENTIONSCOREGRADDATA_H
 #define TILEJIT_OPS_FLASH_ATTENTION_SCORE_GRAD_FLASHATTENTIONSCOREGRADDATA_H
 
-#include "ops/aclnn/OpArgs.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradArgs.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
 #include "ops/host/DataType.h"
 #include "ops/host/TensorView.h"

@@ -437,6 +437,5 @@ Status gatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args) {
   return prepareAndRun(args, prepareGatherPaKvCache);
 }
 
-TILEJIT_REGISTER_ACLNN_OP(aclnn::GatherPaKvCacheArgs, prepareGatherPaKvCache);
 
 } // namespace tilejit::ops

@@ -24,7 +24,7 @@
 #ifndef TILEJIT_OPS_GATHER_PA_KV_CACHE_GATHERPAKVCACHE_H
 #define TILEJIT_OPS_GATHER_PA_KV_CACHE_GATHERPAKVCACHE_H
 
-#include "ops/aclnn/OpArgs.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheArgs.h"
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"
 

@@ -1,33 +1,41 @@
 //===- OpRegistry.h - Where operators plug into the aclnn C API -*- C++ -*-===//
 ///
 /// \file
-/// The aclnn entry points (ops/aclnn/) own the C signatures; each operator
-/// owns its validation and launch. They meet here: every operator has an
-/// argument struct (ops/aclnn/OpArgs.h, one field per C parameter) and one
-/// registry slot holding its Prepare function:
+/// The aclnn entry points own the C signatures; each operator owns its
+/// validation and launch. They meet here: every operator has an argument
+/// struct (one field per C parameter, made from the operator's parameter
+/// table, ops/aclnn/AclnnParams.h) and one registry slot holding its
+/// Prepare function:
 ///
 /// \code
-///   // ops/scatter_pa_kv_cache/ScatterPaKvCacheAclnn.cpp
-///   static Status prepare(const aclnn::ScatterPaKvCacheArgs &args,
-///                         host::Executor &executor) {
-///     if (!args.key) return Status::error(status::ParamNullptr, "key is
-///     null");
+///   // ops/scatter_pa_kv_cache/ScatterPaKvCache.cpp
+///   host::Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &a,
+///                                        host::Executor &executor) {
+///     if (!a.key)
+///       return Status::error(status::ParamNullptr, "key must not be null");
 ///     ...                                    // validation, tiling
 ///     executor.setLaunch([=](const LaunchContext &) { ...; return Status();
 ///     }); return Status::ok();
 ///   }
-///   TILEJIT_REGISTER_ACLNN_OP(aclnn::ScatterPaKvCacheArgs, prepare);
+///   // ops/scatter_pa_kv_cache/ScatterPaKvCacheAclnn.cpp
+///   void ops::registerScatterPaKvCache() {
+///     host::OpRegistry<aclnn::ScatterPaKvCacheArgs>::install(
+///         &prepareScatterPaKvCache);
+///   }
 /// \endcode
 ///
 /// Phase 1 calls the registered Prepare with a fresh Executor; on success the
 /// executor goes to the caller, on failure it is destroyed and the status
-/// (with its message) is returned. Before an operator registers, phase 1
-/// returns ACLNN_ERR_INNER (561000) "<op>: not implemented yet".
+/// (with its message) is returned. A slot left empty makes phase 1 return
+/// ACLNN_ERR_INNER (561000) "<op>: not implemented yet".
 ///
-/// Linking: the registrar is a static object, so the object file holding it
-/// must be linked. libtilejit.so links every object; a program linking the
-/// static tilejit_ops must reference that object file (put the registrar in
-/// the file with the operator's C++ entry point) or link the archive whole.
+/// Registration is explicit, not a static initialiser: the built-in
+/// operators are installed by ops::registerBuiltinOperators
+/// (ops/Operators.cpp), which runs once (std::call_once) on the registry's
+/// first use, from the C entry points (through prepareOp), aclInit, or C++ code
+/// that reads or replaces a slot. So every program that reaches the registry
+/// links every built-in operator, whatever its link order or library kind, and
+/// no registration depends on static-initialisation order.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_HOST_OPREGISTRY_H
@@ -37,6 +45,12 @@
 #include "ops/host/Status.h"
 
 #include <atomic>
+
+namespace tilejit::ops {
+/// Installs the built-in operators' Prepare functions in their slots, once
+/// (later calls return at once); ops/Operators.cpp.
+void registerBuiltinOperators();
+} // namespace tilejit::ops
 
 namespace tilejit::host {
 
@@ -50,34 +64,28 @@ using PrepareFn = Status (*)(const ArgsT &args, Executor &executor);
 template <typename ArgsT> class OpRegistry {
 public:
   /// The registered Prepare, or nullptr.
-  static PrepareFn<ArgsT> get() { return slot.load(std::memory_order_acquire); }
-  /// Registers `fn` (nullptr unregisters); returns the previous one.
+  static PrepareFn<ArgsT> get() {
+    ops::registerBuiltinOperators();
+    return slot.load(std::memory_order_acquire);
+  }
+  /// Registers `fn` (nullptr unregisters); returns the previous one (after
+  /// the built-in operators are installed, so that a test can put a fake in
+  /// a slot and give the built-in one back).
   static PrepareFn<ArgsT> set(PrepareFn<ArgsT> fn) {
+    ops::registerBuiltinOperators();
     return slot.exchange(fn, std::memory_order_acq_rel);
+  }
+  /// Installs a built-in operator's Prepare: for the operators'
+  /// registerXxx(), which registerBuiltinOperators calls (get and set would
+  /// wait for it).
+  static void install(PrepareFn<ArgsT> fn) {
+    slot.store(fn, std::memory_order_release);
   }
 
 private:
   static inline std::atomic<PrepareFn<ArgsT>> slot{nullptr};
 };
 
-/// Registers a Prepare function at static-initialisation time.
-struct OpRegistrar {
-  /// Registers `fn` for `ArgsT`.
-  template <typename ArgsT> explicit OpRegistrar(PrepareFn<ArgsT> fn) {
-    OpRegistry<ArgsT>::set(fn);
-  }
-};
-
 } // namespace tilejit::host
-
-#define TILEJIT_REGISTER_CONCAT_INNER(a, b) a##b
-#define TILEJIT_REGISTER_CONCAT(a, b) TILEJIT_REGISTER_CONCAT_INNER(a, b)
-
-/// Registers `fn` (a PrepareFn<ArgsT>) as the operator's phase 1. Use at
-/// namespace scope in a .cpp file, once per operator.
-#define TILEJIT_REGISTER_ACLNN_OP(ArgsT, fn)                                   \
-  static const ::tilejit::host::OpRegistrar TILEJIT_REGISTER_CONCAT(        \
-      tilejitOpRegistrar,                                                      \
-      __LINE__)(static_cast<::tilejit::host::PrepareFn<ArgsT>>(fn))
 
 #endif

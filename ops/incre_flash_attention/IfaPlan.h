@@ -8,8 +8,8 @@
 #ifndef TILEJIT_OPS_INCRE_FLASH_ATTENTION_IFAPLAN_H
 #define TILEJIT_OPS_INCRE_FLASH_ATTENTION_IFAPLAN_H
 
-#include "ops/aclnn/OpArgs.h"
 #include "ops/host/Status.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionArgs.h"
 
 #include <cstdint>
 #include <vector>

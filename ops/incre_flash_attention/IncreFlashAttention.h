@@ -22,9 +22,9 @@
 #ifndef TILEJIT_OPS_INCRE_FLASH_ATTENTION_INCREFLASHATTENTION_H
 #define TILEJIT_OPS_INCRE_FLASH_ATTENTION_INCREFLASHATTENTION_H
 
-#include "ops/aclnn/OpArgs.h"
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionArgs.h"
 
 namespace tilejit::ops {
 

@@ -425,7 +425,5 @@ Status increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args) {
   return prepareAndRun(args, prepareIncreFlashAttentionV4);
 }
 
-TILEJIT_REGISTER_ACLNN_OP(aclnn::IncreFlashAttentionV4Args,
-                          prepareIncreFlashAttentionV4);
 
 } // namespace tilejit::ops

@@ -283,7 +283,5 @@ Status nsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args) {
   return prepareAndRun(args, prepareNsaCompressWithCache);
 }
 
-TILEJIT_REGISTER_ACLNN_OP(aclnn::NsaCompressWithCacheArgs,
-                          prepareNsaCompressWithCache);
 
 } // namespace tilejit::ops

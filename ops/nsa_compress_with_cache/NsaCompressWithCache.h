@@ -32,9 +32,9 @@
 #ifndef TILEJIT_OPS_NSA_COMPRESS_WITH_CACHE_NSACOMPRESSWITHCACHE_H
 #define TILEJIT_OPS_NSA_COMPRESS_WITH_CACHE_NSACOMPRESSWITHCACHE_H
 
-#include "ops/aclnn/OpArgs.h"
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheArgs.h"
 
 namespace tilejit::ops {
 

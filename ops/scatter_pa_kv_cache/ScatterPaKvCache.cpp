@@ -770,6 +770,5 @@ Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args) {
   return prepareAndRun(args, prepareScatterPaKvCache);
 }
 
-TILEJIT_REGISTER_ACLNN_OP(aclnn::ScatterPaKvCacheArgs, prepareScatterPaKvCache);
 
 } // namespace tilejit::ops

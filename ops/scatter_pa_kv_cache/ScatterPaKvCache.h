@@ -20,9 +20,9 @@
 #ifndef TILEJIT_OPS_SCATTER_PA_KV_CACHE_SCATTERPAKVCACHE_H
 #define TILEJIT_OPS_SCATTER_PA_KV_CACHE_SCATTERPAKVCACHE_H
 
-#include "ops/aclnn/OpArgs.h"
 #include "ops/host/Executor.h"
 #include "ops/host/Status.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheArgs.h"
 
 namespace tilejit::ops {
 

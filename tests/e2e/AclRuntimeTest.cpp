@@ -14,7 +14,7 @@
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "jit/Options.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/aclnn/OpArgs.h"
+#include "ops/Operators.h"
 #include "ops/host/DataType.h"
 #include "ops/host/Stream.h"
 

@@ -17,7 +17,7 @@
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "runtime/Runtime.h"
-#include "ops/aclnn/AclnnCommon.h"
+#include "ops/Operators.h"
 #include "ops/Workloads.h"
 #include "ops/common/RunStates.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
