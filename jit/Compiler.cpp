@@ -463,7 +463,17 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
   if (dumpMask & ~stored)
     return nullptr;
   auto start = Clock::now();
-  std::optional<DiskEntry> e = disk.load(key, warning);
+  // A directory replaced since it was opened is said once; entries still
+  // come from the one opened.
+  if (llvm::Error replaced = disk.checkDirectory())
+    warning = llvm::toString(std::move(replaced));
+  llvm::Expected<std::optional<DiskEntry>> loaded = disk.load(key);
+  if (!loaded) {
+    warning += (warning.empty() ? "" : "; ") + llvm::toString(loaded.takeError()) +
+               "; rebuilding it";
+    return nullptr;
+  }
+  std::optional<DiskEntry> e = std::move(*loaded);
   if (!e)
     return nullptr;
   auto ignored = [&](const std::string &why) {
@@ -490,10 +500,8 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
 }
 
 Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {
-  std::string warning;
-  impl_->disk = DiskCache::fromEnvironment(warning);
-  if (!warning.empty())
-    impl_->warnOnce(warning);
+  impl_->disk = DiskCache::fromEnvironment(
+      [this](const std::string &warning) { impl_->warnOnce(warning); });
 }
 Compiler::~Compiler() = default;
 
@@ -660,9 +668,8 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
   auto compiled = impl_->compile(key, source, key.fields().params,
                                  key.fields().optLevel, std::nullopt, nullptr, &entry);
   if (compiled && entry) {
-    std::string warning;
-    if (!impl_->disk.store(key, *entry, warning) && !warning.empty())
-      diskWarning += (diskWarning.empty() ? "" : "; then ") + warning;
+    if (llvm::Error stored = impl_->disk.store(key, *entry))
+      diskWarning += (diskWarning.empty() ? "" : "; then ") + llvm::toString(std::move(stored));
   }
   if (!diskWarning.empty())
     impl_->warnOnce(diskWarning);

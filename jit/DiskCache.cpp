@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <system_error>
 #include <utility>
 
 #include <dirent.h>
@@ -93,15 +94,22 @@ std::vector<char> encode(const Sections &sections) {
   return out;
 }
 
-/// Parses and checks framing and checksum; "" on success, else why not.
-std::string decode(const std::vector<char> &in, Sections &out) {
+/// Why an entry or a file is refused (the message says it all).
+llvm::Error refused(const std::string &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+}
+
+/// The sections of an entry, its framing and checksum checked; an error
+/// says why it is not an entry.
+llvm::Expected<Sections> decode(const std::vector<char> &in) {
   if (in.size() < 8 + 8 + 32)
-    return "truncated";
+    return refused("truncated");
   if (std::memcmp(in.data(), kMagic, 8) != 0)
-    return "not a tilejit cache entry";
+    return refused("not a tilejit cache entry");
   auto digest = sha256(in.data(), in.size() - 32);
   if (std::memcmp(digest.data(), in.data() + in.size() - 32, 32) != 0)
-    return "checksum mismatch (corrupted or truncated)";
+    return refused("checksum mismatch (corrupted or truncated)");
+  Sections out;
   size_t pos = 8, end = in.size() - 32;
   auto get = [&](size_t bytes, uint64_t &v) {
     if (end - pos < bytes)
@@ -114,24 +122,24 @@ std::string decode(const std::vector<char> &in, Sections &out) {
   };
   uint64_t format, count;
   if (!get(4, format) || !get(4, count))
-    return "truncated";
+    return refused("truncated");
   if (format != kFormat)
-    return "entry format " + std::to_string(format) + ", this tilejit reads " +
-           std::to_string(kFormat);
+    return refused("entry format " + std::to_string(format) + ", this tilejit reads " +
+                   std::to_string(kFormat));
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t nameLen, len;
     if (!get(4, nameLen) || end - pos < nameLen)
-      return "truncated";
+      return refused("truncated");
     std::string name(in.data() + pos, nameLen);
     pos += nameLen;
     if (!get(8, len) || end - pos < len)
-      return "truncated";
+      return refused("truncated");
     out[name] = std::string(in.data() + pos, len);
     pos += len;
   }
   if (pos != end)
-    return "trailing bytes";
-  return "";
+    return refused("trailing bytes");
+  return out;
 }
 
 /// A file descriptor, closed when it goes out of scope.
@@ -192,106 +200,113 @@ std::string notAnEntry(const struct stat &st) {
   return "";
 }
 
-/// One attempt of readEntry; `renamedOver` when a regular file replaced the
-/// entry between the check and the open.
-std::string readEntryOnce(int dirFd, const std::string &name, std::vector<char> &out,
-                          bool &absent, Fd &fd, bool &renamedOver) {
-  absent = false;
+/// An entry file read into memory; its descriptor stays open, to mark its
+/// use once it is verified.
+struct EntryFile {
+  std::vector<char> bytes;
+  Fd fd;
+};
+
+/// One attempt of readEntry: the file, std::nullopt when it is absent, or
+/// why it is refused; `renamedOver` when a regular file replaced the entry
+/// between the check and the open (worth another attempt).
+llvm::Expected<std::optional<EntryFile>> readEntryOnce(int dirFd, const std::string &name,
+                                                       bool &renamedOver) {
   renamedOver = false;
   struct stat before;
   if (::fstatat(dirFd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0) {
-    absent = errno == ENOENT;
-    return absent ? "absent" : "cannot stat: " + errnoText(errno);
+    if (errno == ENOENT)
+      return std::nullopt;
+    return refused("cannot stat: " + errnoText(errno));
   }
   if (std::string why = notAnEntry(before); !why.empty())
-    return why;
-  fd = Fd(::openat(dirFd, name.c_str(),
-                   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
-  if (fd.get() < 0) {
+    return refused(why);
+  EntryFile file;
+  file.fd = Fd(::openat(dirFd, name.c_str(),
+                        O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
+  const int fd = file.fd.get();
+  if (fd < 0) {
     int error = errno;
-    absent = error == ENOENT; // removed since: a plain miss
-    if (absent)
-      return "absent";
-    return error == ELOOP ? "replaced by a symbolic link while it was opened"
-                          : "cannot open: " + errnoText(error);
+    if (error == ENOENT) // removed since: a plain miss
+      return std::nullopt;
+    return refused(error == ELOOP ? "replaced by a symbolic link while it was opened"
+                                  : "cannot open: " + errnoText(error));
   }
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    return "cannot stat: " + errnoText(errno);
+  if (::fstat(fd, &st) != 0)
+    return refused("cannot stat: " + errnoText(errno));
   if (st.st_dev != before.st_dev || st.st_ino != before.st_ino) {
     renamedOver = S_ISREG(st.st_mode);
-    return "replaced while it was opened";
+    return refused("replaced while it was opened");
   }
   if (std::string why = notAnEntry(st); !why.empty())
-    return why;
+    return refused(why);
   const size_t size = static_cast<size_t>(st.st_size);
+  std::vector<char> &out = file.bytes;
   out.resize(size);
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::read(fd.get(), out.data() + done, size - done);
+    ssize_t n = ::read(fd, out.data() + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return "cannot read: " + errnoText(errno);
+      return refused("cannot read: " + errnoText(errno));
     if (n == 0)
-      return "truncated while it was read (" + std::to_string(done) + " of " +
-             std::to_string(size) + " bytes)";
+      return refused("truncated while it was read (" + std::to_string(done) + " of " +
+                     std::to_string(size) + " bytes)");
     done += static_cast<size_t>(n);
   }
   char extra;
   ssize_t n;
   do
-    n = ::read(fd.get(), &extra, 1);
+    n = ::read(fd, &extra, 1);
   while (n < 0 && errno == EINTR);
   if (n < 0)
-    return "cannot read: " + errnoText(errno);
+    return refused("cannot read: " + errnoText(errno));
   if (n > 0)
-    return "grew while it was read (beyond " + std::to_string(size) + " bytes)";
-  return "";
+    return refused("grew while it was read (beyond " + std::to_string(size) + " bytes)");
+  return std::optional<EntryFile>(std::move(file));
 }
 
-/// Reads the entry `name` of the directory `dirFd` into `out`: checked
-/// before it is opened (so a FIFO or a device is never opened), opened
-/// without following a link or blocking, checked again on the descriptor,
-/// and read up to the size it had then (never more: a file that grows is
-/// refused). "" on success, else why not; `absent` when there is no entry.
-/// `fd` keeps the entry open, to mark its use once it is verified. An entry
-/// that another publisher renamed over between the check and the open is
-/// read again (a few times): the file renamed in is whole.
-std::string readEntry(int dirFd, const std::string &name, std::vector<char> &out,
-                      bool &absent, Fd &fd) {
-  std::string why;
+/// Reads the entry `name` of the directory `dirFd`: checked before it is
+/// opened (so a FIFO or a device is never opened), opened without following
+/// a link or blocking, checked again on the descriptor, and read up to the
+/// size it had then (never more: a file that grows is refused). The file,
+/// std::nullopt when there is no entry, or why it is refused. An entry that
+/// another publisher renamed over between the check and the open is read
+/// again (a few times): the file renamed in is whole.
+llvm::Expected<std::optional<EntryFile>> readEntry(int dirFd, const std::string &name) {
   bool renamedOver = false;
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    why = readEntryOnce(dirFd, name, out, absent, fd, renamedOver);
-    if (!renamedOver)
-      break;
+  for (int attempt = 0;; ++attempt) {
+    auto file = readEntryOnce(dirFd, name, renamedOver);
+    if (!renamedOver || attempt == 3)
+      return file;
+    llvm::consumeError(file.takeError());
   }
-  return why;
 }
 
-/// Writes `bytes` to `fd`; "" on success, else the error. A `faultError`
-/// (tests) fails the write once `faultAfterBytes` are written.
-std::string writeAll(int fd, const std::vector<char> &bytes, uint64_t faultAfterBytes,
-                     int faultError) {
+/// Writes `bytes` to `fd`; the error (an errno) when it cannot. A
+/// `faultError` (tests) fails the write once `faultAfterBytes` are written.
+std::error_code writeAll(int fd, const std::vector<char> &bytes, uint64_t faultAfterBytes,
+                         int faultError) {
   size_t done = 0;
   while (done < bytes.size()) {
     size_t want = bytes.size() - done;
     if (faultError) {
       if (done >= faultAfterBytes)
-        return errnoText(faultError);
+        return std::error_code(faultError, std::generic_category());
       want = static_cast<size_t>(std::min<uint64_t>(want, faultAfterBytes - done));
     }
     ssize_t n = ::write(fd, bytes.data() + done, want);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return errnoText(errno);
+      return std::error_code(errno, std::generic_category());
     if (n == 0)
-      return errnoText(ENOSPC);
+      return std::make_error_code(std::errc::no_space_on_device);
     done += static_cast<size_t>(n);
   }
-  return "";
+  return {};
 }
 
 /// A name for a temporary file no other writer picks at the same time (the
@@ -381,11 +396,11 @@ DiskCache::DiskCache(std::string dir, Mode mode, uint64_t maxBytes)
 
 int DiskCache::dirFd() const { return directory_ ? directory_->fd.get() : -1; }
 
-DiskCache DiskCache::fromEnvironment(std::string &warning) {
-  return fromOptions(Options::process(), warning);
+DiskCache DiskCache::fromEnvironment(WarningHandler warn) {
+  return fromOptions(Options::process(), warn);
 }
 
-DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
+DiskCache DiskCache::fromOptions(const Options &options, WarningHandler warn) {
   DiskCache c;
   // A bad TILEJIT_CACHE was reported by the options and reads as off.
   Mode mode = options.cacheMode();
@@ -393,7 +408,7 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
     return c;
   std::string dir = options.cacheDir();
   if (dir.empty()) {
-    warning = "no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off";
+    warn("no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off");
     return c;
   }
   // Messages, and the check that the path still names the directory
@@ -405,8 +420,8 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
     }
   }
   if (mode == Mode::ReadWrite && !makeDirs(dir)) {
-    warning = "cannot create the cache directory " + dir + " (" + std::strerror(errno) +
-              "); the disk cache is off";
+    warn("cannot create the cache directory " + dir + " (" + std::strerror(errno) +
+         "); the disk cache is off");
     return c;
   }
   // Every check is on the descriptor every later access goes through.
@@ -416,15 +431,15 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
     if (errno == ENOENT && mode == Mode::Read)
       return c; // nothing to read
     if (errno == ELOOP || errno == ENOTDIR)
-      warning = "the cache directory " + dir + " is not a directory; the disk cache is off";
+      warn("the cache directory " + dir + " is not a directory; the disk cache is off");
     else
-      warning = "cannot open the cache directory " + dir + " (" + std::strerror(errno) +
-                "); the disk cache is off";
+      warn("cannot open the cache directory " + dir + " (" + std::strerror(errno) +
+           "); the disk cache is off");
     return c;
   }
   if (std::string why = unsafe(st); !why.empty()) {
-    warning = "refusing the cache directory " + dir + ": " + why +
-              "; the disk cache is off (chmod 700 it, or set TILEJIT_CACHE_DIR)";
+    warn("refusing the cache directory " + dir + ": " + why +
+         "; the disk cache is off (chmod 700 it, or set TILEJIT_CACHE_DIR)");
     return c;
   }
   // A directory this process must not write (no owner write permission, as
@@ -437,8 +452,8 @@ DiskCache DiskCache::fromOptions(const Options &options, std::string &warning) {
     else if (::faccessat(directory->fd.get(), ".", W_OK, 0) != 0)
       why = std::strerror(errno);
     if (!why.empty()) {
-      warning = "the cache directory " + dir + " is read-only (" + why +
-                "); kernels are loaded from it but not stored";
+      warn("the cache directory " + dir + " is read-only (" + why +
+           "); kernels are loaded from it but not stored");
       mode = Mode::Read;
     }
   }
@@ -449,9 +464,9 @@ std::string DiskCache::pathOf(const TilingKey &key) const {
   return dir_ + "/" + key.symbolStem() + kSuffix;
 }
 
-std::string DiskCache::replaced() const {
+llvm::Error DiskCache::checkDirectory() const {
   if (!directory_)
-    return "";
+    return llvm::Error::success();
   struct stat st;
   const char *now = nullptr;
   if (::lstat(dir_.c_str(), &st) != 0)
@@ -461,37 +476,32 @@ std::string DiskCache::replaced() const {
   else if (st.st_dev != directory_->dev || st.st_ino != directory_->ino)
     now = "it is now another file";
   if (!now)
-    return "";
-  return "the cache directory " + dir_ + " was replaced after this process opened it (" +
-         now + "); entries are read and written only in the directory opened";
+    return llvm::Error::success();
+  return refused("the cache directory " + dir_ + " was replaced after this process opened it (" +
+                 now + "); entries are read and written only in the directory opened");
 }
 
-std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warning) const {
+llvm::Expected<std::optional<DiskEntry>> DiskCache::load(const TilingKey &key) const {
   if (mode_ == Mode::Off)
     return std::nullopt;
   const std::string name = key.symbolStem() + kSuffix;
-  const std::string path = pathOf(key);
-  warning = replaced();
-  auto addWarning = [&](const std::string &message) {
-    warning += (warning.empty() ? "" : "; ") + message;
+  auto ignored = [&](const std::string &why) {
+    return refused("cache entry " + pathOf(key) + " ignored: " + why);
   };
-  std::vector<char> bytes;
-  bool absent = false;
-  Fd fd;
-  std::string why = readEntry(dirFd(), name, bytes, absent, fd);
-  if (absent)
+  auto file = readEntry(dirFd(), name);
+  if (!file)
+    return ignored(llvm::toString(file.takeError()));
+  if (!*file)
     return std::nullopt;
-  Sections s;
-  if (why.empty())
-    why = decode(bytes, s);
-  if (why.empty() && s["key"] != key.canonical())
-    why = "it holds another key (" + s["str"] + "): another target, version or kernel";
-  if (why.empty() && (s["stem"].empty() || s["object"].empty()))
-    why = "incomplete";
-  if (!why.empty()) {
-    addWarning("cache entry " + path + " ignored: " + why + "; rebuilding it");
-    return std::nullopt;
-  }
+  auto sections = decode((*file)->bytes);
+  if (!sections)
+    return ignored(llvm::toString(sections.takeError()));
+  Sections &s = *sections;
+  if (s["key"] != key.canonical())
+    return ignored("it holds another key (" + s["str"] +
+                   "): another target, version or kernel");
+  if (s["stem"].empty() || s["object"].empty())
+    return ignored("incomplete");
   DiskEntry e;
   e.stem = s["stem"];
   e.object.assign(s["object"].begin(), s["object"].end());
@@ -500,14 +510,14 @@ std::optional<DiskEntry> DiskCache::load(const TilingKey &key, std::string &warn
   e.signature = s["signature"];
   e.tileIR = s["tile"];
   e.llvmIR = s["llvm"];
-  ::futimens(fd.get(), nullptr); // last use, for the LRU bound
-  return e;
+  ::futimens((*file)->fd.get(), nullptr); // last use, for the LRU bound
+  return std::optional<DiskEntry>(std::move(e));
 }
 
-bool DiskCache::store(const TilingKey &key, const DiskEntry &entry,
-                      std::string &warning) const {
+llvm::Error DiskCache::store(const TilingKey &key, const DiskEntry &entry) const {
   if (mode_ != Mode::ReadWrite)
-    return false;
+    return refused("cache entry " + pathOf(key) + " not stored: the disk cache is " +
+                   (mode_ == Mode::Off ? "off" : "read-only"));
   Sections s;
   s["key"] = key.canonical();
   s["str"] = key.str();
@@ -525,17 +535,15 @@ bool DiskCache::store(const TilingKey &key, const DiskEntry &entry,
   s["tile"] = entry.tileIR;
   s["llvm"] = entry.llvmIR;
   std::vector<char> bytes = encode(s);
-  if (bytes.size() > kMaxEntryBytes) {
-    warning = "cache entry " + pathOf(key) + " not stored: " + std::to_string(bytes.size()) +
-              " bytes, over the bound of " + std::to_string(kMaxEntryBytes);
-    return false;
-  }
+  if (bytes.size() > kMaxEntryBytes)
+    return refused("cache entry " + pathOf(key) + " not stored: " +
+                   std::to_string(bytes.size()) + " bytes, over the bound of " +
+                   std::to_string(kMaxEntryBytes));
   // A full disk or a read-only directory reads the same for every key: one
   // message, printed once.
   auto cannotWrite = [&](const std::string &why) {
-    warning = "cannot write to the cache directory " + dir_ + ": " + why +
-              "; kernels are compiled but not cached";
-    return false;
+    return refused("cannot write to the cache directory " + dir_ + ": " + why +
+                   "; kernels are compiled but not cached");
   };
   std::string tmp;
   Fd fd;
@@ -551,21 +559,21 @@ bool DiskCache::store(const TilingKey &key, const DiskEntry &entry,
   ::fchmod(fd.get(), 0600);
   // The descriptor is closed on every path, and a temporary file that was
   // not published is removed.
-  std::string why = writeAll(fd.get(), bytes, faultAfterBytes_, faultError_);
-  if (!fd.close() && why.empty())
-    why = errnoText(errno);
-  if (!why.empty()) {
+  std::error_code written = writeAll(fd.get(), bytes, faultAfterBytes_, faultError_);
+  if (!fd.close() && !written)
+    written = std::error_code(errno, std::generic_category());
+  if (written) {
     ::unlinkat(dirFd(), tmp.c_str(), 0);
-    return cannotWrite(why);
+    return cannotWrite(errnoText(written.value()));
   }
   const std::string name = key.symbolStem() + kSuffix;
   if (::renameat(dirFd(), tmp.c_str(), dirFd(), name.c_str()) != 0) {
-    warning = "cannot publish cache entry " + pathOf(key) + ": " + errnoText(errno);
+    const int error = errno;
     ::unlinkat(dirFd(), tmp.c_str(), 0);
-    return false;
+    return refused("cannot publish cache entry " + pathOf(key) + ": " + errnoText(error));
   }
   evict();
-  return true;
+  return llvm::Error::success();
 }
 
 std::vector<DiskListing> DiskCache::list() const { return scan(true); }
@@ -587,14 +595,17 @@ std::vector<DiskListing> DiskCache::scan(bool keys) const {
     l.bytes = static_cast<uint64_t>(st.st_size);
     l.lastUse = st.st_mtime;
     if (keys) {
-      std::vector<char> bytes;
-      bool absent;
-      Fd fd;
-      Sections s;
-      if (readEntry(dirFd(), name, bytes, absent, fd).empty() && decode(bytes, s).empty())
-        l.key = s["str"];
-      else
-        l.key = "(unverified)";
+      l.key = "(unverified)";
+      auto file = readEntry(dirFd(), name);
+      if (!file)
+        llvm::consumeError(file.takeError());
+      else if (*file) {
+        auto sections = decode((*file)->bytes);
+        if (sections)
+          l.key = (*sections)["str"];
+        else
+          llvm::consumeError(sections.takeError());
+      }
     }
     out.push_back(std::move(l));
   }

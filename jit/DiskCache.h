@@ -33,6 +33,12 @@
 /// 1 GiB): least recently used entries go first (a hit refreshes an entry's
 /// mtime).
 ///
+/// Errors follow the library's convention (docs/architecture.md): a load
+/// or a store that fails returns an llvm::Error saying why, and the caller
+/// decides what to print; a set-up that works in a degraded way (the tier
+/// off, or only read) is a warning passed to the caller's handler. Nothing
+/// here prints or aborts.
+///
 /// Options (jit/Options.h, docs/options.md): TILEJIT_CACHE=off|read|readwrite
 /// (default readwrite), TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit,
 /// else ~/.cache/tilejit), TILEJIT_CACHE_MAX_BYTES.
@@ -40,6 +46,9 @@
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_DISKCACHE_H
 #define TILEJIT_JIT_DISKCACHE_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -79,11 +88,16 @@ public:
   /// refused before anything is allocated for it.
   static constexpr uint64_t kMaxEntryBytes = uint64_t(64) << 20;
 
-  /// The disk tier the process's options ask for; Off (with `warning` set)
-  /// when the directory cannot be created or is not safe to load from.
-  static DiskCache fromEnvironment(std::string &warning);
+  /// Receives a warning about the set-up: why the tier is off or only read
+  /// where the options asked for more (the caller prints it).
+  using WarningHandler = llvm::function_ref<void(const std::string &)>;
+
+  /// The disk tier the process's options ask for; Off (with a warning) when
+  /// the directory cannot be created or is not safe to load from, Read
+  /// (with a warning) when this process must not write it.
+  static DiskCache fromEnvironment(WarningHandler warn);
   /// The same for `options` (tests inject theirs).
-  static DiskCache fromOptions(const Options &options, std::string &warning);
+  static DiskCache fromOptions(const Options &options, WarningHandler warn);
   /// A disk tier in `dir` (tests); Off when `dir` cannot be opened as a
   /// directory. Unlike fromOptions, ownership and mode are not checked.
   DiskCache(std::string dir, Mode mode, uint64_t maxBytes);
@@ -93,16 +107,20 @@ public:
   const std::string &dir() const { return dir_; }
   uint64_t maxBytes() const { return maxBytes_; }
 
-  /// The verified entry for `key`, or nullopt. A present but unusable entry
-  /// sets `warning` (why it is ignored; the caller rebuilds it), and so does
-  /// a directory path that no longer names the directory opened (entries
-  /// still come from the one opened).
-  std::optional<DiskEntry> load(const TilingKey &key, std::string &warning) const;
-  /// Publishes an entry for `key` (readwrite only), then evicts least
-  /// recently used entries beyond the size bound. Returns false (and sets
-  /// `warning`) when the entry could not be written; a directory that
-  /// cannot be written (a full disk) gives one message for every key.
-  bool store(const TilingKey &key, const DiskEntry &entry, std::string &warning) const;
+  /// The verified entry for `key`; std::nullopt when there is none (or the
+  /// tier is off). An error when an entry is present but unusable: "cache
+  /// entry PATH ignored: WHY" (the caller rebuilds it).
+  llvm::Expected<std::optional<DiskEntry>> load(const TilingKey &key) const;
+  /// Publishes an entry for `key`, then evicts least recently used entries
+  /// beyond the size bound. An error when nothing was stored: the tier is
+  /// not readwrite, the entry is over the bound, or it could not be written
+  /// (a directory that cannot be written, a full disk, gives one message
+  /// for every key).
+  llvm::Error store(const TilingKey &key, const DiskEntry &entry) const;
+  /// An error when the directory's path no longer names the directory
+  /// opened (renamed, replaced by a link): entries are still read and
+  /// written only in the one opened, and the caller may say so.
+  llvm::Error checkDirectory() const;
 
   /// Every entry file (verified or not) with its size and last use.
   std::vector<DiskListing> list() const;
@@ -133,8 +151,6 @@ private:
   std::vector<DiskListing> scan(bool keys) const;
   void evict() const;
   int dirFd() const;
-  /// Why the directory's path no longer names the directory opened, or "".
-  std::string replaced() const;
   std::shared_ptr<const Directory> directory_; ///< the directory, opened once
   std::string dir_;
   Mode mode_ = Mode::Off;

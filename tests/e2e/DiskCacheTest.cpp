@@ -146,6 +146,33 @@ template <typename Body> int inChild(Body body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/// A load as the checks read it: the entry (none on a miss or an error) and
+/// the error's text ("" when there is none).
+struct Loaded {
+  std::optional<jit::DiskEntry> entry;
+  std::string error;
+};
+Loaded load(const DiskCache &disk, const jit::TilingKey &key) {
+  llvm::Expected<std::optional<jit::DiskEntry>> got = disk.load(key);
+  if (!got)
+    return {std::nullopt, llvm::toString(got.takeError())};
+  return {std::move(*got), ""};
+}
+
+/// A store's error text; "" when the entry was stored.
+std::string store(const DiskCache &disk, const jit::TilingKey &key, const jit::DiskEntry &e) {
+  return llvm::toString(disk.store(key, e));
+}
+
+/// The disk tier `options` make, and the warnings it gave (joined by "; ").
+std::pair<DiskCache, std::string> opened(const jit::Options &options) {
+  std::string warnings;
+  DiskCache disk = DiskCache::fromOptions(options, [&](const std::string &w) {
+    warnings += (warnings.empty() ? "" : "; ") + w;
+  });
+  return {std::move(disk), warnings};
+}
+
 struct RestoreDisk {
   ~RestoreDisk() {
     jit::Compiler::instance().setDiskCache(DiskCache());
@@ -208,17 +235,18 @@ TEST(DiskCache, TamperedEntriesAreRebuiltNeverRun) {
     SCOPED_TRACE(what);
     writeFile(entry, bytes);
     ::chmod(entry.c_str(), 0600);
-    std::string warning;
-    EXPECT_FALSE(c.diskCache().load(key, warning).has_value());
-    EXPECT_NE(warning.find("ignored"), std::string::npos) << warning;
+    Loaded bad = load(c.diskCache(), key);
+    EXPECT_FALSE(bad.entry.has_value());
+    EXPECT_NE(bad.error.find("cache entry " + entry + " ignored: "), std::string::npos)
+        << bad.error;
     // The lookup compiles (the entry is not trusted) and runs correctly...
     c.clearMemoryCache();
     uint64_t compiles = c.stats().compiles;
     EXPECT_TRUE(getAndCheck(c, 5).compiled);
     EXPECT_EQ(c.stats().compiles, compiles + 1);
     // ...and the entry was replaced by a valid one.
-    warning.clear();
-    EXPECT_TRUE(c.diskCache().load(key, warning).has_value()) << warning;
+    Loaded rebuilt = load(c.diskCache(), key);
+    EXPECT_TRUE(rebuilt.entry.has_value()) << rebuilt.error;
     c.clearMemoryCache();
     EXPECT_FALSE(getAndCheck(c, 5).compiled);
   }
@@ -238,15 +266,20 @@ TEST(DiskCache, EntryFromAnotherTargetOrVersionIsAMiss) {
     else
       f.tilejitVersion = "0.0.1-old";
     jit::TilingKey alien(f);
-    std::string warning;
-    auto e = c.diskCache().load(key, warning);
-    ASSERT_TRUE(e.has_value()) << warning;
-    ASSERT_TRUE(c.diskCache().store(alien, *e, warning)) << warning;
+    // The API itself: a hit is an engaged optional, a store no error.
+    llvm::Expected<std::optional<jit::DiskEntry>> e = c.diskCache().load(key);
+    ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+    ASSERT_TRUE(e->has_value());
+    llvm::Error stored = c.diskCache().store(alien, **e);
+    ASSERT_FALSE(static_cast<bool>(stored)) << llvm::toString(std::move(stored));
     ASSERT_EQ(std::rename(c.diskCache().pathOf(alien).c_str(),
                           c.diskCache().pathOf(key).c_str()),
               0);
-    EXPECT_FALSE(c.diskCache().load(key, warning).has_value());
-    EXPECT_NE(warning.find("another key"), std::string::npos) << warning;
+    // A present entry of another key: an error saying so, not a miss.
+    llvm::Expected<std::optional<jit::DiskEntry>> planted = c.diskCache().load(key);
+    ASSERT_FALSE(static_cast<bool>(planted));
+    std::string why = llvm::toString(planted.takeError());
+    EXPECT_NE(why.find("another key"), std::string::npos) << why;
     c.clearMemoryCache();
     EXPECT_TRUE(getAndCheck(c, 9).compiled);
   }
@@ -260,14 +293,12 @@ TEST(DiskCache, UnsafeDirectoriesAndEntriesAreRefused) {
   auto options = [](jit::Options::Environment env) {
     return jit::Options::parse(std::move(env));
   };
-  std::string warning;
-  EXPECT_EQ(DiskCache::fromOptions(options({{"TILEJIT_CACHE_DIR", dir.path}}), warning).mode(),
-            DiskCache::Mode::ReadWrite)
-      << warning;
+  auto [safe, none] = opened(options({{"TILEJIT_CACHE_DIR", dir.path}}));
+  EXPECT_EQ(safe.mode(), DiskCache::Mode::ReadWrite) << none;
+  EXPECT_EQ(none, "");
   ::chmod(dir.path.c_str(), 0770);
-  warning.clear();
-  EXPECT_EQ(DiskCache::fromOptions(options({{"TILEJIT_CACHE_DIR", dir.path}}), warning).mode(),
-            DiskCache::Mode::Off);
+  auto [unsafe, warning] = opened(options({{"TILEJIT_CACHE_DIR", dir.path}}));
+  EXPECT_EQ(unsafe.mode(), DiskCache::Mode::Off);
   EXPECT_NE(warning.find("writable by group or others"), std::string::npos) << warning;
   ::chmod(dir.path.c_str(), 0700);
 
@@ -275,17 +306,22 @@ TEST(DiskCache, UnsafeDirectoriesAndEntriesAreRefused) {
   jit::Compiler &c = withDisk(dir.path);
   jit::TilingKey key = getAndCheck(c, 11)->key();
   ::chmod(c.diskCache().pathOf(key).c_str(), 0660);
-  warning.clear();
-  EXPECT_FALSE(c.diskCache().load(key, warning).has_value());
-  EXPECT_NE(warning.find("writable by group or others"), std::string::npos) << warning;
+  Loaded groupWritable = load(c.diskCache(), key);
+  EXPECT_FALSE(groupWritable.entry.has_value());
+  EXPECT_NE(groupWritable.error.find("writable by group or others"), std::string::npos)
+      << groupWritable.error;
 
-  // TILEJIT_CACHE=off: no directory is created, nothing is loaded.
+  // TILEJIT_CACHE=off: no directory is created, nothing is loaded, no
+  // warning (it is what was asked for).
   std::string fresh = dir.path + "/never";
-  warning.clear();
-  EXPECT_EQ(DiskCache::fromOptions(
-                options({{"TILEJIT_CACHE_DIR", fresh}, {"TILEJIT_CACHE", "off"}}), warning)
-                .mode(),
-            DiskCache::Mode::Off);
+  auto [off, quiet] =
+      opened(options({{"TILEJIT_CACHE_DIR", fresh}, {"TILEJIT_CACHE", "off"}}));
+  EXPECT_EQ(off.mode(), DiskCache::Mode::Off);
+  EXPECT_EQ(quiet, "");
+  Loaded fromOff = load(off, key);
+  EXPECT_FALSE(fromOff.entry.has_value());
+  EXPECT_EQ(fromOff.error, "");
+  EXPECT_NE(store(off, key, jit::DiskEntry()).find("the disk cache is off"), std::string::npos);
   struct stat st;
   EXPECT_NE(::stat(fresh.c_str(), &st), 0);
   // A bad mode is the options' warning, and the disk tier stays off.
@@ -293,8 +329,7 @@ TEST(DiskCache, UnsafeDirectoriesAndEntriesAreRefused) {
   ASSERT_EQ(bad.warnings().size(), 1u);
   EXPECT_NE(bad.warnings()[0].find("off, read or readwrite"), std::string::npos)
       << bad.warnings()[0];
-  warning.clear();
-  EXPECT_EQ(DiskCache::fromOptions(bad, warning).mode(), DiskCache::Mode::Off);
+  EXPECT_EQ(opened(bad).first.mode(), DiskCache::Mode::Off);
   EXPECT_NE(::stat(fresh.c_str(), &st), 0);
 }
 
@@ -303,23 +338,22 @@ TEST(DiskCache, RacingPublishersLeaveOneValidEntry) {
   RestoreDisk restore;
   jit::Compiler &c = withDisk(dir.path);
   jit::TilingKey key = getAndCheck(c, 13)->key();
-  std::string warning;
-  auto e = c.diskCache().load(key, warning);
-  ASSERT_TRUE(e.has_value());
+  Loaded e = load(c.diskCache(), key);
+  ASSERT_TRUE(e.entry.has_value()) << e.error;
   // Eight publishers of the same key at once (as eight processes would).
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&] {
-      std::string w;
       for (int r = 0; r < 10; ++r)
-        EXPECT_TRUE(c.diskCache().store(key, *e, w)) << w;
+        EXPECT_EQ(store(c.diskCache(), key, *e.entry), "");
     });
   for (auto &t : threads)
     t.join();
   auto all = c.diskCache().list();
   ASSERT_EQ(all.size(), 1u); // no temporary files left either
   EXPECT_EQ(all[0].key, key.str());
-  EXPECT_TRUE(c.diskCache().load(key, warning).has_value()) << warning;
+  Loaded after = load(c.diskCache(), key);
+  EXPECT_TRUE(after.entry.has_value()) << after.error;
 }
 
 TEST(DiskCache, SizeBoundEvictsLeastRecentlyUsed) {
@@ -336,8 +370,7 @@ TEST(DiskCache, SizeBoundEvictsLeastRecentlyUsed) {
   // Use the first again (refreshes its last use), then bound the directory
   // to two entries and publish a fourth: the second (least recent) goes.
   ::sleep(1);
-  std::string warning;
-  ASSERT_TRUE(c.diskCache().load(keys[0], warning).has_value());
+  ASSERT_TRUE(load(c.diskCache(), keys[0]).entry.has_value());
   ::sleep(1);
   c.setDiskCache(DiskCache(dir.path, DiskCache::Mode::ReadWrite, 2 * one + one / 2));
   getAndCheck(c, 23);
@@ -429,8 +462,8 @@ TEST(DiskCacheFaults, NonRegularOrOversizedEntriesAreRefusedBeforeReading) {
     ASSERT_EQ(::lstat(entry.c_str(), &st), 0);
     if (k.replaced) {
       EXPECT_TRUE(S_ISREG(st.st_mode));
-      std::string warning;
-      EXPECT_TRUE(c.diskCache().load(key, warning).has_value()) << warning;
+      Loaded rebuilt = load(c.diskCache(), key);
+      EXPECT_TRUE(rebuilt.entry.has_value()) << rebuilt.error;
     } else {
       EXPECT_TRUE(S_ISDIR(st.st_mode));
       EXPECT_NE(warnings[0].find("; then cannot publish cache entry " + entry),
@@ -456,9 +489,9 @@ TEST(DiskCacheFaults, EntryChangedByAnotherProcessWhileReadIsNeverTrusted) {
   const jit::TilingKey key = getAndCheck(c, 6)->key();
   const std::string entry = c.diskCache().pathOf(key);
   const std::vector<char> good = readFile(entry);
-  std::string warning;
-  const std::optional<jit::DiskEntry> published = c.diskCache().load(key, warning);
-  ASSERT_TRUE(published.has_value()) << warning;
+  const Loaded loaded = load(c.diskCache(), key);
+  const std::optional<jit::DiskEntry> &published = loaded.entry;
+  ASSERT_TRUE(published.has_value()) << loaded.error;
 
   std::fflush(nullptr);
   pid_t writer = ::fork();
@@ -493,8 +526,7 @@ TEST(DiskCacheFaults, EntryChangedByAnotherProcessWhileReadIsNeverTrusted) {
   }
   size_t hits = 0, refusals = 0, absences = 0;
   for (int i = 0; i < 400; ++i) {
-    std::string w;
-    std::optional<jit::DiskEntry> e = c.diskCache().load(key, w);
+    auto [e, w] = load(c.diskCache(), key);
     if (e) {
       ++hits;
       EXPECT_EQ(e->object, published->object);
@@ -521,8 +553,8 @@ TEST(DiskCacheFaults, EntryChangedByAnotherProcessWhileReadIsNeverTrusted) {
   // a whole entry again.
   c.clearMemoryCache();
   EXPECT_LE(warningsOf([&] { getAndCheck(c, 6); }).size(), 1u);
-  std::string w;
-  ASSERT_TRUE(c.diskCache().load(key, w).has_value()) << w;
+  Loaded whole = load(c.diskCache(), key);
+  ASSERT_TRUE(whole.entry.has_value()) << whole.error;
   // Left in a state not seen before (warnings print once per process):
   // refused with one warning, rebuilt, replaced.
   ASSERT_EQ(::chmod(entry.c_str(), 0620), 0);
@@ -544,9 +576,9 @@ TEST(DiskCacheFaults, FullFileSystemCompilesWithOneWarningAndLeavesNothing) {
   RestoreDisk restore;
   jit::Compiler &c = withDisk(dir.path);
   const jit::TilingKey key = getAndCheck(c, 30)->key();
-  std::string warning;
-  const std::optional<jit::DiskEntry> e = c.diskCache().load(key, warning);
-  ASSERT_TRUE(e.has_value()) << warning;
+  const Loaded loaded = load(c.diskCache(), key);
+  const std::optional<jit::DiskEntry> &e = loaded.entry;
+  ASSERT_TRUE(e.has_value()) << loaded.error;
   const uint64_t size = readFile(c.diskCache().pathOf(key)).size();
   ASSERT_EQ(c.diskCache().clear(), 1u);
   const std::string expected = "cannot write to the cache directory " + dir.path +
@@ -557,9 +589,7 @@ TEST(DiskCacheFaults, FullFileSystemCompilesWithOneWarningAndLeavesNothing) {
     DiskCache full(dir.path, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
     full.injectWriteFault(after, ENOSPC);
     size_t fds = openDescriptors();
-    warning.clear();
-    EXPECT_FALSE(full.store(key, *e, warning));
-    EXPECT_EQ(warning, expected);
+    EXPECT_EQ(store(full, key, *e), expected);
     EXPECT_EQ(openDescriptors(), fds);
     EXPECT_EQ(namesIn(dir.path), std::vector<std::string>{});
   }
@@ -584,8 +614,8 @@ TEST(DiskCacheFaults, FullFileSystemCompilesWithOneWarningAndLeavesNothing) {
       return 2;
     DiskCache limited(dir.path, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
     size_t fds = openDescriptors();
-    std::string w;
-    if (limited.store(key, *e, w))
+    const std::string w = store(limited, key, *e);
+    if (w.empty())
       return 3;
     if (w != "cannot write to the cache directory " + dir.path + ": " +
                  std::strerror(EFBIG) + "; kernels are compiled but not cached")
@@ -608,9 +638,7 @@ TEST(DiskCacheFaults, ReadOnlyDirectoryIsOnlyRead) {
   const std::vector<std::string> before = namesIn(dir.path);
   ASSERT_EQ(before.size(), 1u);
   ASSERT_EQ(::chmod(dir.path.c_str(), 0500), 0);
-  std::string warning;
-  DiskCache ro = DiskCache::fromOptions(
-      jit::Options::parse({{"TILEJIT_CACHE_DIR", dir.path}}), warning);
+  auto [ro, warning] = opened(jit::Options::parse({{"TILEJIT_CACHE_DIR", dir.path}}));
   EXPECT_EQ(ro.mode(), DiskCache::Mode::Read);
   EXPECT_EQ(warning, "the cache directory " + dir.path +
                          " is read-only (mode 500); kernels are loaded from it but not stored");
@@ -637,20 +665,18 @@ TEST(DiskCacheFaults, DirectorySwappedForASymlinkIsNeverFollowed) {
                     attacker = parent.path + "/attacker";
   ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
   ASSERT_EQ(::mkdir(attacker.c_str(), 0700), 0);
-  std::string warning;
-  DiskCache opened =
-      DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}), warning);
-  ASSERT_EQ(opened.mode(), DiskCache::Mode::ReadWrite) << warning;
+  auto [first, none] = opened(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}));
+  ASSERT_EQ(first.mode(), DiskCache::Mode::ReadWrite) << none;
   jit::Compiler &c = jit::Compiler::instance();
-  c.setDiskCache(opened);
+  c.setDiskCache(first);
   c.clearMemoryCache();
   const jit::TilingKey five = getAndCheck(c, 5)->key();
   const jit::TilingKey seven = getAndCheck(c, 7)->key();
   // The attacker's entry: K = 7's code under K = 5's key (it verifies).
-  std::optional<jit::DiskEntry> wrong = opened.load(seven, warning);
-  ASSERT_TRUE(wrong.has_value()) << warning;
+  Loaded wrong = load(first, seven);
+  ASSERT_TRUE(wrong.entry.has_value()) << wrong.error;
   DiskCache planted(attacker, DiskCache::Mode::ReadWrite, uint64_t(1) << 30);
-  ASSERT_TRUE(planted.store(five, *wrong, warning)) << warning;
+  ASSERT_EQ(store(planted, five, *wrong.entry), "");
   const std::vector<std::string> attackerFiles = namesIn(attacker);
 
   ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
@@ -669,12 +695,12 @@ TEST(DiskCacheFaults, DirectorySwappedForASymlinkIsNeverFollowed) {
                              "directory opened");
   EXPECT_EQ(namesIn(attacker), attackerFiles);
   EXPECT_EQ(namesIn(moved).size(), 3u); // K = 5, 7 and 8
+  // The disk tier itself says so.
+  EXPECT_EQ(llvm::toString(first.checkDirectory()), warnings[0].substr(18));
 
   // Made afresh, the disk tier refuses the link.
-  warning.clear();
-  EXPECT_EQ(DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}), warning)
-                .mode(),
-            DiskCache::Mode::Off);
+  auto [again, warning] = opened(jit::Options::parse({{"TILEJIT_CACHE_DIR", path}}));
+  EXPECT_EQ(again.mode(), DiskCache::Mode::Off);
   EXPECT_EQ(warning, "the cache directory " + path + " is not a directory; the disk cache is off");
 }
 
@@ -686,9 +712,9 @@ TEST(DiskCacheFaults, FourProcessesPublishingOneKeyLeaveOneValidEntry) {
   RestoreDisk restore;
   jit::Compiler &c = withDisk(dir.path);
   const jit::TilingKey key = getAndCheck(c, 50)->key();
-  std::string warning;
-  const std::optional<jit::DiskEntry> e = c.diskCache().load(key, warning);
-  ASSERT_TRUE(e.has_value()) << warning;
+  const Loaded loaded = load(c.diskCache(), key);
+  const std::optional<jit::DiskEntry> &e = loaded.entry;
+  ASSERT_TRUE(e.has_value()) << loaded.error;
   ASSERT_EQ(c.diskCache().clear(), 1u);
   const DiskCache disk = c.diskCache();
   std::fflush(nullptr);
@@ -699,12 +725,13 @@ TEST(DiskCacheFaults, FourProcessesPublishingOneKeyLeaveOneValidEntry) {
     if (pid == 0) {
       int bad = 0;
       for (int r = 0; r < 50; ++r) {
-        std::string w;
-        bool ok = disk.store(key, *e, w);
-        std::optional<jit::DiskEntry> got = disk.load(key, w);
-        ok = ok && got && got->object == e->object && got->signature == e->signature;
+        const std::string stored = store(disk, key, *e);
+        auto [got, w] = load(disk, key);
+        bool ok = stored.empty() && got && got->object == e->object &&
+                  got->signature == e->signature;
         if (!ok)
-          std::fprintf(stderr, "process %d, round %d: %s\n", p, r, w.c_str());
+          std::fprintf(stderr, "process %d, round %d: %s%s\n", p, r, stored.c_str(),
+                       w.c_str());
         bad += !ok;
       }
       ::_exit(bad ? 1 : 0);
@@ -749,9 +776,7 @@ TEST(DiskCacheFaults, RelativeDirectoryIsAnchoredWhereItWasOpened) {
   char *cwd = ::getcwd(nullptr, 0);
   ASSERT_NE(cwd, nullptr);
   ASSERT_EQ(::chdir(dir.path.c_str()), 0);
-  std::string warning;
-  DiskCache relative =
-      DiskCache::fromOptions(jit::Options::parse({{"TILEJIT_CACHE_DIR", "rel"}}), warning);
+  auto [relative, warning] = opened(jit::Options::parse({{"TILEJIT_CACHE_DIR", "rel"}}));
   ASSERT_EQ(::chdir(other.path.c_str()), 0);
   ASSERT_EQ(relative.mode(), DiskCache::Mode::ReadWrite) << warning;
   EXPECT_EQ(relative.dir(), dir.path + "/rel");

@@ -159,7 +159,8 @@ TEST(Options, BadCacheModeWarnsAndTurnsTheDiskOff) {
   EXPECT_EQ(onlyWarning({{"TILEJIT_CACHE", "bogus"}}),
             "TILEJIT_CACHE='bogus': expected off, read or readwrite; the disk cache is off");
   std::string warning;
-  EXPECT_EQ(DiskCache::fromOptions(o, warning).mode(), DiskCache::Mode::Off);
+  auto warn = [&](const std::string &w) { warning += w; };
+  EXPECT_EQ(DiskCache::fromOptions(o, warn).mode(), DiskCache::Mode::Off);
   EXPECT_EQ(warning, "");
 }
 
@@ -180,7 +181,8 @@ TEST(Options, CacheDirectoryFallbacks) {
                 .cacheDir(),
             "/t");
   std::string warning;
-  EXPECT_EQ(DiskCache::fromOptions(parse({}), warning).mode(), DiskCache::Mode::Off);
+  auto warn = [&](const std::string &w) { warning += w; };
+  EXPECT_EQ(DiskCache::fromOptions(parse({}), warn).mode(), DiskCache::Mode::Off);
   EXPECT_EQ(warning, "no TILEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME; the disk cache is off");
 }
 
