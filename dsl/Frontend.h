@@ -10,6 +10,7 @@
 #ifndef TILEJIT_DSL_FRONTEND_H
 #define TILEJIT_DSL_FRONTEND_H
 
+#include "dsl/sema/Specialization.h"
 #include "dsl/ir/IR.h"
 #include "dsl/support/Diagnostics.h"
 
@@ -55,30 +56,34 @@ std::string printAST(const ParsedFile &file);
 /// them with their meaning).
 const std::vector<std::string> &builtinNames();
 
-/// Compile-time parameter values by name, as text ({"T","f16"}, {"D","128"}).
-using SpecValues = std::vector<std::pair<std::string, std::string>>;
+/// A specialisation before binding may hold its values as text
+/// ({"T","f16"}, {"D","128"}); see dsl/sema/Specialization.h.
+using SpecValues = Specialization;
 
 /// Binds `spec` to kernel `kernel`'s compile-time parameters, as the compiler
-/// does before it forms a tiling key: every parameter in declaration order
-/// with its canonical value (the given one or its default; `true`/`false`,
-/// decimal integers, dtype and enumerator names), so that two
-/// specialisations that mean one kernel are equal. An unknown kernel or
-/// parameter name (with the close matches), a name given twice, a missing
-/// value, a value of the wrong kind and an integer outside int64 are
-/// diagnostics; returns nullopt then.
-std::optional<SpecValues> bindSpecialization(const ParsedFile &file,
-                                             const std::string &kernel,
-                                             const SpecValues &spec,
-                                             DiagnosticEngine &diags);
+/// does before it forms a tiling key: every declared parameter with its typed
+/// value (the given one, text parsed by the parameter's kind: `true`/`false`
+/// or 0/1, decimal or 0x integers, dtype and enumerator names; or its
+/// default), sorted by name and hashed, so that two specialisations that mean
+/// one kernel are equal. An unknown kernel or parameter name (with the close
+/// matches), a name given twice, a missing value, a value of the wrong kind
+/// and an integer outside int64 are diagnostics naming the parameter and the
+/// rule; returns nullopt then. A value already bound is checked again (it
+/// may have been bound to another kernel), which parses nothing.
+std::optional<Specialization> bindSpecialization(const ParsedFile &file,
+                                                 const std::string &kernel,
+                                                 const Specialization &spec,
+                                                 DiagnosticEngine &diags);
 
-/// Type-checks kernel `kernel` under `spec` and lowers it to Tile IR. Missing,
-/// unknown or ill-typed specialisation values, and every type/shape error of
-/// the body, are diagnostics; returns null then. The returned kernel passes
+/// Type-checks kernel `kernel` under `spec` and lowers it to Tile IR. A bound
+/// `spec` (from bindSpecialization for this kernel) is used as it is; any
+/// other is bound first. Missing, unknown or ill-typed specialisation values,
+/// and every type/shape error of the body, are diagnostics; returns null then. The returned kernel passes
 /// `ir::verify`, still holds `const_param` ops (the specialize pass folds
 /// them) and has no buffers planned.
 std::unique_ptr<ir::Kernel> lowerKernel(const ParsedFile &file,
                                         const std::string &kernel,
-                                        const SpecValues &spec,
+                                        const Specialization &spec,
                                         DiagnosticEngine &diags);
 
 } // namespace tilejit::dsl

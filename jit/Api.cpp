@@ -59,6 +59,41 @@ Status failure(llvm::Error err) {
   return Status::error(std::move(message), ErrorKind::Other);
 }
 
+/// The public specialisation as the compiler's value (element types are
+/// the DSL's scalar kinds, in their order).
+jit::Specialization toJit(const Specialization &spec) {
+  static_assert(static_cast<int>(ElemType::F32) == static_cast<int>(ir::ScalarKind::F32) &&
+                    static_cast<int>(ElemType::BF16) == static_cast<int>(ir::ScalarKind::BF16),
+                "ElemType lists the DSL's scalar kinds in their order");
+  jit::Specialization out;
+  for (const auto &[name, v] : spec) {
+    switch (v.kind()) {
+    case SpecValue::Kind::Text: out.emplace_back(name, v.text()); break;
+    case SpecValue::Kind::Dtype:
+      out.emplace_back(name, static_cast<ir::ScalarKind>(v.dtype()));
+      break;
+    case SpecValue::Kind::Int: out.emplace_back(name, v.integer()); break;
+    case SpecValue::Kind::Bool: out.emplace_back(name, v.boolean()); break;
+    case SpecValue::Kind::Enum: out.emplace_back(name, jit::SpecValue::enumerator(v.text())); break;
+    }
+  }
+  return out;
+}
+
+Specialization fromJit(const jit::Specialization &spec) {
+  Specialization out;
+  for (const auto &[name, v] : spec) {
+    switch (v.kind()) {
+    case jit::SpecValue::Kind::Text: out.emplace_back(name, v.text()); break;
+    case jit::SpecValue::Kind::Dtype: out.emplace_back(name, static_cast<ElemType>(v.dtype())); break;
+    case jit::SpecValue::Kind::Int: out.emplace_back(name, v.integer()); break;
+    case jit::SpecValue::Kind::Bool: out.emplace_back(name, v.boolean()); break;
+    case jit::SpecValue::Kind::Enum: out.emplace_back(name, SpecValue::enumerator(v.text())); break;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 Source Source::fromText(std::string name, std::string text) {
@@ -96,10 +131,21 @@ Result<Kernel> compile(const Source &source, const std::string &kernel,
   auto c = compiler();
   if (!c)
     return failure(c.takeError());
-  auto k = c->get(Access::source(source), kernel, spec);
+  auto k = c->get(Access::source(source), kernel, toJit(spec));
   if (!k)
     return failure(k.takeError());
   return Access::makeKernel(*k);
+}
+
+Result<Specialization> specialize(const Source &source, const std::string &kernel,
+                                  const Specialization &spec) {
+  auto c = compiler();
+  if (!c)
+    return failure(c.takeError());
+  auto bound = c->specialize(Access::source(source), kernel, toJit(spec));
+  if (!bound)
+    return failure(bound.takeError());
+  return fromJit(*bound);
 }
 
 Result<std::string> emit(const Source &source, const std::string &kernel,
@@ -107,18 +153,18 @@ Result<std::string> emit(const Source &source, const std::string &kernel,
   auto c = compiler();
   if (!c)
     return failure(c.takeError());
-  auto text = c->emit(Access::source(source), kernel, spec, dumpStage(stage));
+  auto text = c->emit(Access::source(source), kernel, toJit(spec), dumpStage(stage));
   if (!text)
     return failure(text.takeError());
   return std::move(*text);
 }
 
 Result<Declaration> declaration(const Source &source, const std::string &kernel) {
-  const jit::KernelSource &src = Access::source(source);
-  DiagnosticEngine diags;
-  auto parsed = dsl::parse(diags, diags.addBuffer(src.name(), src.text()));
-  if (!parsed)
-    return Status::error(diags.renderAll(), ErrorKind::Compile);
+  // The one parse of this source the compiler shares (KernelSource::parsed).
+  auto file = Access::source(source).parsed();
+  if (!file)
+    return failure(file.takeError());
+  const dsl::ParsedFile *parsed = file->get();
   for (const auto &k : parsed->ast().kernels) {
     if (k->name != kernel)
       continue;

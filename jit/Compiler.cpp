@@ -60,6 +60,63 @@ KernelSource::KernelSource(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)),
       hash_(hashBytes(text_.data(), text_.size())) {}
 
+namespace {
+/// Every source parsed in this process, by its text's hash: one parse per
+/// text, shared by every compiler (the host's and the forced levels') and
+/// by binding, keying and compiling.
+struct ParseCache {
+  struct Entry {
+    std::once_flag once;
+    std::shared_ptr<const dsl::ParsedFile> file;
+  };
+  std::mutex mutex;
+  std::unordered_map<uint64_t, std::shared_ptr<Entry>> entries;
+  std::atomic<uint64_t> parses{0};
+
+  static ParseCache &get() {
+    static ParseCache cache;
+    return cache;
+  }
+};
+} // namespace
+
+llvm::Expected<std::shared_ptr<const dsl::ParsedFile>> KernelSource::parsed() const {
+  ParseCache &cache = ParseCache::get();
+  std::shared_ptr<ParseCache::Entry> entry;
+  {
+    std::lock_guard lock(cache.mutex);
+    auto &slot = cache.entries[hash_];
+    if (!slot)
+      slot = std::make_shared<ParseCache::Entry>();
+    entry = slot;
+  }
+  std::string errors;
+  std::call_once(entry->once, [&] {
+    cache.parses.fetch_add(1, std::memory_order_relaxed);
+    DiagnosticEngine diags;
+    auto file = dsl::parse(diags, diags.addBuffer(name_, text_));
+    if (file)
+      entry->file = std::move(file);
+    else
+      errors = diags.renderAll();
+  });
+  if (entry->file)
+    return entry->file;
+  if (errors.empty()) {
+    // Another request's parse of this text failed: render it for this one.
+    DiagnosticEngine diags;
+    [[maybe_unused]] auto again = dsl::parse(diags, diags.addBuffer(name_, text_));
+    errors = diags.renderAll();
+  }
+  // A failed parse is not kept: the next request parses again.
+  std::lock_guard lock(cache.mutex);
+  if (auto it = cache.entries.find(hash_); it != cache.entries.end() && it->second == entry)
+    cache.entries.erase(it);
+  return makeError(ErrorKind::Compile, errors);
+}
+
+uint64_t KernelSource::parseCount() { return ParseCache::get().parses.load(); }
+
 llvm::Expected<KernelSource> KernelSource::fromFile(const std::string &path) {
   auto fail = [&](const std::string &why) {
     return llvm::createStringError("cannot read kernel source '" + path + "': " + why);
@@ -227,11 +284,8 @@ struct Compiler::Impl {
 
   Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
 
-  /// Each source's parse, by source hash, for binding specialisations
-  /// before keying (a key names its source by that hash too).
-  std::mutex parsedMutex;
-  std::unordered_map<uint64_t, std::shared_ptr<const dsl::ParsedFile>> parsedSources;
-  /// `spec` bound to `kernel`'s declaration (dsl::bindSpecialization).
+  /// `spec` bound to `kernel`'s declaration (dsl::bindSpecialization): the
+  /// typed, canonical value the key holds and the front end lowers with.
   llvm::Expected<Specialization> bind(const KernelSource &source,
                                       const std::string &kernel,
                                       const Specialization &spec);
@@ -305,21 +359,10 @@ struct Compiler::Impl {
 llvm::Expected<Specialization> Compiler::Impl::bind(const KernelSource &source,
                                                     const std::string &kernel,
                                                     const Specialization &spec) {
-  std::shared_ptr<const dsl::ParsedFile> file;
-  {
-    std::lock_guard lock(parsedMutex);
-    if (auto it = parsedSources.find(source.hash()); it != parsedSources.end())
-      file = it->second;
-  }
-  if (!file) {
-    DiagnosticEngine diags;
-    auto parsed = dsl::parse(diags, diags.addBuffer(source.name(), source.text()));
-    if (!parsed)
-      return makeError(ErrorKind::Compile, diags.renderAll());
-    file = std::move(parsed);
-    std::lock_guard lock(parsedMutex);
-    parsedSources.emplace(source.hash(), file);
-  }
+  auto parsed = source.parsed();
+  if (!parsed)
+    return parsed.takeError();
+  const dsl::ParsedFile *file = parsed->get();
   // Binding reports nothing on success, so the source text is copied into a
   // diagnostic engine only to render a failure (its first buffer has the id
   // the parse gave the file's locations).
@@ -358,19 +401,23 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return makeError(ErrorKind::Compile, d.renderAll());
   };
 
+  // The source was parsed when the key was made (KernelSource::parsed); the
+  // diagnostics' first buffer has the id that parse gave the locations.
   DiagnosticEngine diags;
-  uint32_t buffer = diags.addBuffer(source.name(), source.text());
+  diags.addBuffer(source.name(), source.text());
   auto t = Clock::now();
-  auto parsed = dsl::parse(diags, buffer);
+  auto parsed = source.parsed();
   if (!parsed)
-    return diagError(diags);
+    return parsed.takeError();
   times.parse = msSince(t);
   if (wants(DumpStage::Ast) &&
-      emitStage(DumpStage::Ast, dsl::printAST(*parsed)))
+      emitStage(DumpStage::Ast, dsl::printAST(**parsed)))
     return nullptr;
 
   t = Clock::now();
-  auto kernel = dsl::lowerKernel(*parsed, key.fields().kernel, spec, diags);
+  // `spec` is the key's bound specialisation: the front end uses it as it
+  // is (no second binding).
+  auto kernel = dsl::lowerKernel(**parsed, key.fields().kernel, spec, diags);
   if (!kernel)
     return diagError(diags);
   kernel->debug = key.fields().debug;
@@ -583,6 +630,12 @@ bool Compiler::prefetchesIntoL2(int64_t bytes) const {
   return impl_->target.info.prefetchesIntoL2(bytes);
 }
 
+llvm::Expected<Specialization> Compiler::specialize(const KernelSource &source,
+                                                    const std::string &kernel,
+                                                    const Specialization &spec) const {
+  return impl_->bind(source, kernel, spec);
+}
+
 llvm::Expected<TilingKey>
 Compiler::makeKey(const KernelSource &source, const std::string &kernel,
                   const Specialization &spec,
@@ -663,7 +716,7 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
     promise.set_value(fromDisk);
     return KernelRef{std::move(fromDisk), false};
   }
-  // The key's parameters are the bound specialisation (sorted by name).
+  // The key's parameters are the bound specialisation (typed, sorted).
   std::optional<DiskEntry> entry;
   auto compiled = impl_->compile(key, source, key.fields().params,
                                  key.fields().optLevel, std::nullopt, nullptr, &entry);

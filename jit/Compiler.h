@@ -11,7 +11,7 @@
 /// Typical use (ops/ and tests):
 /// \code
 ///   static const KernelSource src = ops::embeddedKernel("ops/samples/softmax.tile");
-///   Specialization spec{{"T", "f16"}, {"BN", "1024"}};
+///   Specialization spec{{"T", ir::ScalarKind::F16}, {"BN", 1024}};  // or as text
 ///   auto k = Compiler::instance().get(src, "softmax", spec);  // Expected<KernelRef>
 ///   if (!k) return k.takeError();
 ///   rt::ArgPack args; args.tensor(x, {M, N}).tensor(y, {M, N}); // x, y: float*
@@ -23,6 +23,7 @@
 #define TILEJIT_JIT_COMPILER_H
 
 #include "runtime/Runtime.h"
+#include "dsl/sema/Specialization.h"
 #include "jit/TilingKey.h"
 
 #include "llvm/Support/Error.h"
@@ -33,6 +34,10 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+namespace tilejit::dsl {
+class ParsedFile; // dsl/Frontend.h
+}
 
 namespace tilejit::jit {
 
@@ -52,14 +57,30 @@ public:
   const std::string &text() const { return text_; }
   uint64_t hash() const { return hash_; }
 
+  /// The source parsed: once per process and text (by its hash), whichever
+  /// compiler asks first; a syntax error is an error holding the rendered
+  /// diagnostics (a failed parse is not kept).
+  llvm::Expected<std::shared_ptr<const dsl::ParsedFile>> parsed() const;
+  /// How many parses `parsed` has run in this process (tests count them).
+  static uint64_t parseCount();
+
 private:
   std::string name_, text_;
   uint64_t hash_;
 };
 
-/// Compile-time parameter values by name, as text: {"T","f16"}, {"D","128"},
-/// {"CAUSAL","true"}, {"LAYOUT","BNSD"}.
-using Specialization = std::vector<std::pair<std::string, std::string>>;
+/// Compile-time parameter values by name, typed ({"T", ir::ScalarKind::F16},
+/// {"D", 128}, {"CAUSAL", true}, {"LAYOUT", SpecValue::enumerator("BNSD")})
+/// or, from text, {"D", "128"}: see dsl/sema/Specialization.h. `makeKey` binds it
+/// to the kernel's declaration; the key holds the bound value.
+using Specialization = dsl::Specialization;
+using SpecValue = dsl::SpecValue;
+
+/// The dtype value of a launch element type (rt::ElemType lists the DSL's
+/// scalar kinds in their order), for operators' host code.
+inline SpecValue dtypeValue(rt::ElemType t) {
+  return SpecValue(static_cast<ir::ScalarKind>(t));
+}
 
 /// Wall time of each stage of one compilation, in milliseconds.
 struct StageTimes {
@@ -168,6 +189,15 @@ public:
   static llvm::Expected<Compiler &> forEmission(TargetLevel level);
   /// Whether this CPU can run code of `level`.
   static bool hostSupports(TargetLevel level);
+
+  /// `spec` bound to kernel `kernel`'s declaration: the typed, canonical
+  /// value a key holds (text parsed by each parameter's kind, defaults
+  /// applied, sorted, hashed). The path from text (the command line, Python,
+  /// the public API) to a typed value; an error names the parameter and the
+  /// rule, with the declaration's file:line:col.
+  llvm::Expected<Specialization> specialize(const KernelSource &source,
+                                            const std::string &kernel,
+                                            const Specialization &spec) const;
 
   /// The tiling key for this request, without compiling anything.
   llvm::Expected<TilingKey> makeKey(const KernelSource &source,

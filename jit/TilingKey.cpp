@@ -1,7 +1,6 @@
 //===- TilingKey.cpp - Everything that changes a kernel's code ------------===//
 #include "jit/TilingKey.h"
 
-#include <algorithm>
 #include <cstdio>
 
 namespace tilejit::jit {
@@ -23,22 +22,30 @@ uint64_t hashBytes(const void *data, size_t size, uint64_t seed) {
 }
 
 TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
-  std::sort(f_.params.begin(), f_.params.end());
-  str_ = f_.kernel + "[";
-  for (size_t i = 0; i < f_.params.size(); ++i)
-    str_ += (i ? "," : "") + f_.params[i].first + "=" + f_.params[i].second;
-  str_ += "]@" + f_.level + ".O" + std::to_string(f_.optLevel) + (f_.debug ? ".debug" : "");
+  str_ = f_.kernel + "[" + f_.params.str() + "]@" + f_.level + ".O" +
+         std::to_string(f_.optLevel) + (f_.debug ? ".debug" : "");
+  // The specialisation was hashed when it was bound: its hash seeds the hash
+  // of the other fields.
+  std::string rest = canonical(/*withParams=*/false);
+  hash_ = hashBytes(rest.data(), rest.size(), f_.params.hash());
+}
+
+std::string TilingKey::canonical() const { return canonical(/*withParams=*/true); }
+
+std::string TilingKey::canonical(bool withParams) const {
+  std::string out;
   char src[17];
   std::snprintf(src, sizeof src, "%016llx",
                 static_cast<unsigned long long>(f_.sourceHash));
   // Length-prefixed fields, so no two different keys print the same.
   auto field = [&](const std::string &name, const std::string &value) {
-    canonical_ += name + ":" + std::to_string(value.size()) + ":" + value + ";";
+    out += name + ":" + std::to_string(value.size()) + ":" + value + ";";
   };
   field("kernel", f_.kernel);
   field("source", src);
-  for (const auto &[n, v] : f_.params)
-    field("param." + n, v);
+  if (withParams)
+    for (const auto &[n, v] : f_.params)
+      field("param." + n, v.str());
   field("level", f_.level);
   field("cpu", f_.cpu);
   field("features", f_.features);
@@ -47,7 +54,7 @@ TilingKey::TilingKey(Fields f) : f_(std::move(f)) {
   field("llvm", f_.llvmVersion);
   field("opt", std::to_string(f_.optLevel));
   field("debug", f_.debug ? "1" : "0");
-  hash_ = hashBytes(canonical_.data(), canonical_.size());
+  return out;
 }
 
 std::string TilingKey::symbolStem() const {

@@ -5,11 +5,15 @@
 /// compile-time parameters, target (level, CPU name, features), tilejit and
 /// LLVM versions and opt level. Two requests compile to the same code exactly
 /// when their keys are equal. `str()` prints readably
-/// (`softmax[BN=1024,T=f16]@avx512.O3`); `hash()` is precomputed.
+/// (`softmax[BN=1024,T=f16]@avx512.O3`); `hash()` is precomputed, from the
+/// specialisation's own hash (dsl::Specialization hashes itself once, when
+/// bound) and the other fields.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_TILINGKEY_H
 #define TILEJIT_JIT_TILINGKEY_H
+
+#include "dsl/sema/Specialization.h"
 
 #include <cstdint>
 #include <functional>
@@ -24,8 +28,9 @@ public:
   struct Fields {
     std::string kernel;
     uint64_t sourceHash = 0;
-    /// name=value pairs; sorted by name on construction.
-    std::vector<std::pair<std::string, std::string>> params;
+    /// The compile-time parameters: the bound specialisation (typed, sorted
+    /// by name).
+    dsl::Specialization params;
     std::string level;    ///< "avx2" or "avx512"
     std::string cpu;      ///< CPU name given to LLVM
     std::string features; ///< feature string given to LLVM
@@ -34,6 +39,7 @@ public:
     std::string llvmVersion;
     unsigned optLevel = 3;
     bool debug = false; ///< bounds-checked code (TILEJIT_DEBUG)
+    bool operator==(const Fields &) const = default;
   };
 
   TilingKey() = default;
@@ -42,20 +48,21 @@ public:
   const Fields &fields() const { return f_; }
   /// Readable form: `name[P=V,...]@level.O<n>`.
   const std::string &str() const { return str_; }
-  /// Every field, unambiguously.
-  const std::string &canonical() const { return canonical_; }
+  /// Every field, unambiguously (the disk cache's check of an entry's key;
+  /// built when asked for).
+  std::string canonical() const;
   uint64_t hash() const { return hash_; }
   /// `tj_<16 hex digits>`: the symbol stem of the compiled kernel.
   std::string symbolStem() const;
 
-  bool operator==(const TilingKey &o) const {
-    return hash_ == o.hash_ && canonical_ == o.canonical_;
-  }
+  bool operator==(const TilingKey &o) const { return hash_ == o.hash_ && f_ == o.f_; }
   bool operator!=(const TilingKey &o) const { return !(*this == o); }
 
 private:
+  std::string canonical(bool withParams) const;
+
   Fields f_;
-  std::string str_, canonical_;
+  std::string str_;
   uint64_t hash_ = 0;
 };
 

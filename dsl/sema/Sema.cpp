@@ -99,7 +99,7 @@ struct Binding {
 /// std::optional / bool and stops at the first diagnostic.
 class Sema {
 public:
-  Sema(const ast::Kernel &k, const SpecValues &spec, DiagnosticEngine &diags)
+  Sema(const ast::Kernel &k, const Specialization &spec, DiagnosticEngine &diags)
       : k_(k), spec_(spec), diags_(diags), b_(nullptr) {}
 
   std::unique_ptr<ir::Kernel> run();
@@ -219,7 +219,7 @@ private:
   void bindResults(ir::Op &op, const std::vector<std::string> &carried);
 
   const ast::Kernel &k_;
-  const SpecValues &spec_;
+  const Specialization &spec_;
   DiagnosticEngine &diags_;
   ir::Builder b_;
   std::unique_ptr<ir::Kernel> kernel_;
@@ -247,22 +247,35 @@ bool parseInt(const std::string &s, int64_t &out) {
   return true;
 }
 
-/// Canonical text of `text` as a value of compile-time parameter `p`
-/// (`true`/`false`, a decimal integer, a dtype or enumerator name), or the
-/// reason it is not one in `why`.
-std::optional<std::string> canonicalValue(const CompileParam &p,
-                                          const std::string &text,
-                                          std::string &why) {
+/// The typed value of compile-time parameter `p` that `given` denotes: text
+/// is parsed by the parameter's kind (`true`/`false` or 0/1, a decimal or 0x
+/// integer, a dtype or enumerator name); a typed value must be of the
+/// parameter's kind. The reason it is not one goes into `why`.
+std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &given,
+                                        std::string &why) {
   auto choices = [&] {
     std::string list;
     for (size_t i = 0; i < p.choices.size(); ++i)
       list += (i ? "|" : "") + p.choices[i];
     return list;
   };
+  const bool isText = given.kind() == SpecValue::Kind::Text;
+  const std::string text = given.str();
+  auto wrongKind = [&](const char *expected) -> std::optional<SpecValue> {
+    static const char *kinds[] = {"text", "a dtype", "an integer", "a boolean",
+                                  "an enumerator"};
+    why = "'" + text + "' is " + kinds[static_cast<int>(given.kind())] + ", but '" + p.name +
+          "' takes " + expected;
+    return std::nullopt;
+  };
   switch (p.kind) {
   case CompileParam::Kind::Dtype: {
     ScalarKind k;
-    if (!ir::parseScalarKind(text == "bool" ? "i1" : text, k)) {
+    if (given.kind() == SpecValue::Kind::Dtype) {
+      k = given.dtype();
+    } else if (!isText && given.kind() != SpecValue::Kind::Enum) {
+      return wrongKind("a dtype");
+    } else if (!ir::parseScalarKind(text == "bool" ? "i1" : text, k)) {
       why = "'" + text + "' is not a dtype (for '" + p.name +
             "'); expected one of i1 i8 u8 i16 u16 i32 u32 i64 f16 bf16 f32";
       return std::nullopt;
@@ -275,12 +288,18 @@ std::optional<std::string> canonicalValue(const CompileParam &p,
             choices() + ")";
       return std::nullopt;
     }
-    return name;
+    return SpecValue(k);
   }
   case CompileParam::Kind::Int:
   case CompileParam::Kind::Bool: {
+    if (p.kind == CompileParam::Kind::Int && given.kind() == SpecValue::Kind::Int)
+      return given;
+    if (p.kind == CompileParam::Kind::Bool && given.kind() == SpecValue::Kind::Bool)
+      return given;
+    if (!isText)
+      return wrongKind(p.kind == CompileParam::Kind::Int ? "an integer" : "a boolean");
     if (p.kind == CompileParam::Kind::Bool && (text == "true" || text == "false"))
-      return text;
+      return SpecValue(text == "true");
     // Decimal, or hexadecimal after 0x; never octal (a leading zero is
     // decimal), never partial, never saturated.
     std::string digits = text;
@@ -305,7 +324,7 @@ std::optional<std::string> canonicalValue(const CompileParam &p,
               "'); expected true or false";
         return std::nullopt;
       }
-      return std::string(v ? "true" : "false");
+      return SpecValue(v != 0);
     }
     if (!wellFormed) {
       why = "'" + text + "' is not an integer (for '" + p.name + "')";
@@ -316,17 +335,39 @@ std::optional<std::string> canonicalValue(const CompileParam &p,
             "' (a 64-bit signed integer)";
       return std::nullopt;
     }
-    return std::to_string(v);
+    return SpecValue(static_cast<int64_t>(v));
   }
   case CompileParam::Kind::Enum:
+    if (!isText && given.kind() != SpecValue::Kind::Enum)
+      return wrongKind("an enumerator");
     if (std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
       why = "'" + text + "' is not an enumerator of '" + p.name +
             "' (expected " + choices() + ")";
       return std::nullopt;
     }
-    return text;
+    return SpecValue::enumerator(text);
   }
   llvm_unreachable("every compile-time parameter kind is handled");
+}
+
+/// Whether `v` is a value binding makes for `p` (its kind, and a choice of
+/// its choices): a bound specialisation is used as it is when every value
+/// is.
+bool isBoundValueOf(const CompileParam &p, const SpecValue &v) {
+  switch (p.kind) {
+  case CompileParam::Kind::Dtype:
+    return v.kind() == SpecValue::Kind::Dtype &&
+           (p.choices.empty() || std::find(p.choices.begin(), p.choices.end(), v.str()) !=
+                                     p.choices.end());
+  case CompileParam::Kind::Int:
+    return v.kind() == SpecValue::Kind::Int;
+  case CompileParam::Kind::Bool:
+    return v.kind() == SpecValue::Kind::Bool;
+  case CompileParam::Kind::Enum:
+    return v.kind() == SpecValue::Kind::Enum &&
+           std::find(p.choices.begin(), p.choices.end(), v.text()) != p.choices.end();
+  }
+  return false;
 }
 
 /// "name: kind [= default]" of a compile-time parameter.
@@ -350,11 +391,11 @@ std::string describe(const CompileParam &p) {
   return p.name + ": " + kind + (p.hasDefault ? " = " + p.defaultValue : "");
 }
 
-/// Every compile-time parameter of `k` with its canonical value, in
-/// declaration order; section "Specialisation" of docs/dsl.md.
-std::optional<SpecValues> bindValues(const ast::Kernel &k, const SpecValues &spec,
-                                     DiagnosticEngine &diags) {
-  auto fail = [&](SourceLoc loc, std::string msg) -> std::optional<SpecValues> {
+/// Every compile-time parameter of `k` with its typed value, sorted by
+/// name; section "Specialisation" of docs/dsl.md.
+std::optional<Specialization> bindValues(const ast::Kernel &k, const Specialization &spec,
+                                         DiagnosticEngine &diags) {
+  auto fail = [&](SourceLoc loc, std::string msg) -> std::optional<Specialization> {
     diags.error(loc, std::move(msg));
     return std::nullopt;
   };
@@ -364,52 +405,67 @@ std::optional<SpecValues> bindValues(const ast::Kernel &k, const SpecValues &spe
     names.push_back(p.name);
     listing += (listing.empty() ? "" : ", ") + describe(p);
   }
+  // Entries are sorted by name, a repeated name after its first.
   for (size_t i = 0; i < spec.size(); ++i) {
     const auto &[name, value] = spec[i];
-    for (size_t j = 0; j < i; ++j)
-      if (spec[j].first == name)
-        return fail(k.loc, "compile-time parameter '" + name + "' of kernel '" + k.name +
-                               "' is given twice ('" + spec[j].second + "' and '" +
-                               value + "')");
+    if (i > 0 && spec[i - 1].first == name)
+      return fail(k.loc, "compile-time parameter '" + name + "' of kernel '" + k.name +
+                             "' is given twice ('" + spec[i - 1].second.str() + "' and '" +
+                             value.str() + "')");
     if (std::find(names.begin(), names.end(), name) == names.end())
       return fail(k.loc, "unknown compile-time parameter '" + name + "' for kernel '" +
                              k.name + "'" + didYouMean(name, names) +
                              (listing.empty() ? " (it has none)"
                                               : " (its parameters: " + listing + ")"));
   }
-  SpecValues bound;
+  std::vector<Specialization::value_type> bound;
   for (const CompileParam &p : k.cparams) {
-    auto given = std::find_if(spec.begin(), spec.end(),
-                              [&](const auto &v) { return v.first == p.name; });
-    if (given == spec.end() && !p.hasDefault) {
+    const SpecValue *given = spec.find(p.name);
+    if (!given && !p.hasDefault) {
       std::string kind = describe(p).substr(p.name.size() + 2);
       return fail(p.loc, "missing value for compile-time parameter '" + p.name + "' (" + kind + ")");
     }
     std::string why;
-    auto value = canonicalValue(p, given != spec.end() ? given->second : p.defaultValue, why);
+    auto value = canonicalValue(p, given ? *given : SpecValue(p.defaultValue), why);
     if (!value)
       return fail(p.loc, why);
     bound.emplace_back(p.name, std::move(*value));
   }
-  return bound;
+  return Specialization::makeBound(std::move(bound));
 }
 
+/// Whether `spec` is bound for `k`: every declared parameter, nothing else,
+/// each value of its parameter's kind.
+bool isBoundFor(const ast::Kernel &k, const Specialization &spec) {
+  if (!spec.bound() || spec.size() != k.cparams.size())
+    return false;
+  for (const CompileParam &p : k.cparams) {
+    const SpecValue *v = spec.find(p.name);
+    if (!v || !isBoundValueOf(p, *v))
+      return false;
+  }
+  return true;
+}
 
 bool Sema::bindCompileParams() {
-  auto bound = bindValues(k_, spec_, diags_);
-  if (!bound)
-    return false;
+  // A specialisation the compiler bound is used as it is; any other (text
+  // from a test or a tool) is bound here.
+  std::optional<Specialization> rebound;
+  if (!isBoundFor(k_, spec_)) {
+    rebound = bindValues(k_, spec_, diags_);
+    if (!rebound)
+      return false;
+  }
+  const Specialization &bound = rebound ? *rebound : spec_;
   for (size_t i = 0; i < k_.cparams.size(); ++i) {
     const CompileParam &p = k_.cparams[i];
-    const std::string &text = (*bound)[i].second;
+    const SpecValue &value = *bound.find(p.name);
     Binding bnd;
     ir::SpecParam sp;
     sp.name = p.name;
     switch (p.kind) {
     case CompileParam::Kind::Dtype: {
-      ScalarKind k;
-      [[maybe_unused]] bool ok = ir::parseScalarKind(text, k);
-      assert(ok && "a canonical dtype parses");
+      ScalarKind k = value.dtype();
       bnd.kind = Binding::Kind::CType;
       bnd.type = k;
       sp.isType = true;
@@ -418,17 +474,17 @@ bool Sema::bindCompileParams() {
     }
     case CompileParam::Kind::Int:
       bnd.kind = Binding::Kind::CInt;
-      bnd.intValue = std::stoll(text);
+      bnd.intValue = value.integer();
       sp.intValue = bnd.intValue;
       break;
     case CompileParam::Kind::Bool:
       bnd.kind = Binding::Kind::CBool;
-      bnd.intValue = text == "true";
+      bnd.intValue = value.boolean();
       sp.intValue = bnd.intValue;
       sp.isBool = true;
       break;
     case CompileParam::Kind::Enum: {
-      auto idx = std::find(p.choices.begin(), p.choices.end(), text) - p.choices.begin();
+      auto idx = std::find(p.choices.begin(), p.choices.end(), value.text()) - p.choices.begin();
       bnd.kind = Binding::Kind::CInt;
       bnd.intValue = idx;
       sp.intValue = idx;
@@ -2237,17 +2293,17 @@ const ast::Kernel *findKernel(const ParsedFile &file, const std::string &name,
 
 } // namespace
 
-std::optional<SpecValues> bindSpecialization(const ParsedFile &file,
-                                             const std::string &kernel,
-                                             const SpecValues &spec,
-                                             DiagnosticEngine &diags) {
+std::optional<Specialization> bindSpecialization(const ParsedFile &file,
+                                                 const std::string &kernel,
+                                                 const Specialization &spec,
+                                                 DiagnosticEngine &diags) {
   const ast::Kernel *k = findKernel(file, kernel, diags);
   return k ? bindValues(*k, spec, diags) : std::nullopt;
 }
 
 std::unique_ptr<ir::Kernel> lowerKernel(const ParsedFile &file,
                                         const std::string &kernel,
-                                        const SpecValues &spec,
+                                        const Specialization &spec,
                                         DiagnosticEngine &diags) {
   const ast::Kernel *k = findKernel(file, kernel, diags);
   if (!k)

@@ -176,9 +176,8 @@ void plan(Plan &pl) {
 /// compile time.
 Status getKernels(Plan &pl, host::Executor &executor) {
   const fag::Problem &p = pl.p;
-  const std::string t = valueKind(p.dtype);
-  const std::string d = std::to_string(p.d), dv = std::to_string(p.dv);
-  const std::string bm = std::to_string(pl.bm), dr = std::to_string(pl.dr);
+  const jit::SpecValue t = jit::dtypeValue(host::elemType(valueKind(p.dtype)));
+  const int64_t d = p.d, dv = p.dv, bm = pl.bm, dr = pl.dr;
   const bool rope = p.dr > 0;
   host::KernelUse use;
   auto get = [&](const char *name, const jit::Specialization &spec,
@@ -220,30 +219,34 @@ Status getKernels(Plan &pl, host::Executor &executor) {
     default:
       break;
     }
-    jit::Specialization spec{{"T", t}, {"D", d}, {"DV", dv}, {"G", std::to_string(p.g)},
-                             {"BM", bm}, {"BN", std::to_string(pl.bn)}};
-    if (rope)
-      spec.insert(spec.end(), {{"DR", dr}, {"ROPE", "true"}});
+    jit::Specialization spec{{"T", t}, {"D", d}, {"DV", dv}, {"G", p.g},
+                             {"BM", bm}, {"BN", pl.bn}};
+    if (rope) {
+      spec.push_back({"DR", dr});
+      spec.push_back({"ROPE", true});
+    }
     if (p.mask != fag::MaskForm::None && p.mask != fag::MaskForm::Compressed)
-      spec.push_back({"MASK", mask});
+      spec.push_back({"MASK", jit::SpecValue::enumerator(mask)});
     if (p.dropout)
-      spec.push_back({"DROP", "true"});
+      spec.push_back({"DROP", true});
     if (p.pse != fag::PseForm::None) {
-      spec.push_back({"PSE", pse});
+      spec.push_back({"PSE", jit::SpecValue::enumerator(pse)});
       if (p.pseType == 1)
-        spec.push_back({"PSEADD", "true"});
+        spec.push_back({"PSEADD", true});
     }
     if (p.sink)
-      spec.push_back({"SINK", "true"});
+      spec.push_back({"SINK", true});
     if (pl.bf16Products)
-      spec.push_back({"BFP", "true"});
+      spec.push_back({"BFP", true});
     if (Status s = get("fag_main", spec, pl.main); !s)
       return s;
   }
   if (p.t1 > 0) {
     jit::Specialization pre{{"T", t}, {"DV", dv}, {"D", d}, {"BM", bm}};
-    if (rope)
-      pre.insert(pre.end(), {{"DR", dr}, {"ROPE", "true"}});
+    if (rope) {
+      pre.push_back({"DR", dr});
+      pre.push_back({"ROPE", true});
+    }
     if (Status s = get("fag_pre", pre, pl.pre); !s)
       return s;
   }
@@ -251,7 +254,8 @@ Status getKernels(Plan &pl, host::Executor &executor) {
     if (Status s = get("fag_dq", {{"T", t}, {"D", d}, {"BM", bm}}, pl.dq); !s)
       return s;
     if (rope)
-      if (Status s = get("fag_dq", {{"T", "bf16"}, {"D", dr}, {"BM", bm}}, pl.dqRope); !s)
+      if (Status s = get("fag_dq", {{"T", jit::dtypeValue(rt::ElemType::BF16)}, {"D", dr}, {"BM", bm}},
+                                 pl.dqRope); !s)
         return s;
   }
   return Status::ok();

@@ -287,10 +287,10 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   if (nz) {
     const int64_t bs = kc.dim(2);
     auto spec = [&] {
-      return jit::Specialization{{"U", u},
-                                 {"I", idx},
-                                 {"E", std::to_string(kc.dim(3))},
-                                 {"STREAM", stream ? "true" : "false"}};
+      return jit::Specialization{{"U", jit::dtypeValue(elemType(u))},
+                                 {"I", jit::dtypeValue(elemType(idx))},
+                                 {"E", kc.dim(3)},
+                                 {"STREAM", stream}};
     };
     if (Status s =
             getKernel(source(), "gather_nz", spec(), out.kernel, &out.use);
@@ -331,12 +331,12 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
     // Tiles of 16 KiB, 512 bytes and 32 bytes: fixed by the width, so one
     // kernel per width and index type serves every shape.
     auto spec = [&] {
-      return jit::Specialization{{"U", u},
-                                 {"I", idx},
-                                 {"BT", std::to_string((16 << 10) / width)},
-                                 {"BM", std::to_string(512 / width)},
-                                 {"BE", std::to_string(32 / width)},
-                                 {"STREAM", stream ? "true" : "false"}};
+      return jit::Specialization{{"U", jit::dtypeValue(elemType(u))},
+                                 {"I", jit::dtypeValue(elemType(idx))},
+                                 {"BT", (16 << 10) / width},
+                                 {"BM", 512 / width},
+                                 {"BE", 32 / width},
+                                 {"STREAM", stream}};
     };
     if (Status s = getKernel(source(), "gather_flat", spec(), out.kernel,
                              &out.use);
@@ -378,10 +378,10 @@ Status plan(const aclnn::GatherPaKvCacheArgs &a, bool nz, Launch &out) {
   const int64_t bn =
       pow2Tile(heads, 1, std::max<int64_t>(1, 4096 / width / bd));
   auto spec = [&] {
-    return jit::Specialization{{"U", u},
-                               {"I", idx},
-                               {"BN", std::to_string(bn)},
-                               {"BD", std::to_string(bd)}};
+    return jit::Specialization{{"U", jit::dtypeValue(elemType(u))},
+                               {"I", jit::dtypeValue(elemType(idx))},
+                               {"BN", bn},
+                               {"BD", bd}};
   };
   if (Status s = getKernel(source(), "gather_rows", spec(), out.kernel,
                            &out.use);

@@ -15,8 +15,9 @@ namespace tilejit::host {
 namespace {
 
 /// Tiling keys already made, by (source, kernel, specialisation). Making a
-/// key builds strings (the target's feature list among them); finding a made
-/// one is a hash of a few short strings and a probe, so a decode-sized call
+/// key binds the specialisation and builds strings (the target's feature list
+/// among them); finding a made one is a hash of the kernel's name, the
+/// specialisation's own hash and a probe, so a decode-sized call
 /// spends well under a microsecond looking its kernel up.
 class KeyTable {
 public:
@@ -30,10 +31,8 @@ public:
       h = (h ^ 0xFF) * 0x100000001B3ull;
     };
     mix(kernel);
-    for (const auto &[name, value] : spec) {
-      mix(name);
-      mix(value);
-    }
+    // The specialisation hashed itself when it was built.
+    h = (h ^ spec.hash()) * 0x100000001B3ull;
     auto matches = [&](const Entry &e) {
       return e.sourceHash == source.hash() && e.kernel == kernel &&
              e.spec == spec;

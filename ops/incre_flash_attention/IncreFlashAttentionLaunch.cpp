@@ -241,17 +241,18 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     interleaved = byRow(kvView(*a.key->at(i), g)) && byRow(kvView(*a.value->at(i), g));
   const bool hasOff = a.antiquantOffset && !a.antiquantOffset->isEmpty();
   const bool hasQOff = a.quantOffset2 && !a.quantOffset2->isEmpty();
-  jit::Specialization sp{{"T", valueKind(q.dtype)},
-                         {"KT", valueKind(g.kvDtype)},
-                         {"D", std::to_string(g.d)},
-                         {"G", std::to_string(g.g)},
-                         {"BKV", std::to_string(bkv)},
-                         {"PAGED", g.paged ? "true" : "false"},
-                         {"MASK", g.mask ? "true" : "false"},
-                         {"PSE", g.pse ? "true" : "false"},
-                         {"QUANTKV", g.quantKv ? "true" : "false"}};
+  auto dtype = [](DataType t) { return jit::dtypeValue(host::elemType(valueKind(t))); };
+  jit::Specialization sp{{"T", dtype(q.dtype)},
+                         {"KT", dtype(g.kvDtype)},
+                         {"D", g.d},
+                         {"G", g.g},
+                         {"BKV", bkv},
+                         {"PAGED", g.paged},
+                         {"MASK", g.mask},
+                         {"PSE", g.pse},
+                         {"QUANTKV", g.quantKv}};
   if (g.quantKv && hasOff)
-    sp.push_back({"AOFF", "true"});
+    sp.push_back({"AOFF", true});
   // bf16 query and keys on AVX512-BF16: the scores are dots of the stored
   // query and key rows (pairs of bf16 products per lane), scaled after; P
   // goes into PV as bf16 pairs too where the cache (the key and value
@@ -266,34 +267,35 @@ Status plan(const aclnn::IncreFlashAttentionV4Args &a, Launch &L,
     return s;
   if (q.dtype == DataType::BFloat16 && g.kvDtype == DataType::BFloat16 &&
       compiler->hasBf16Dot()) {
-    sp.push_back({"BFDOT", "true"});
+    sp.push_back({"BFDOT", true});
     int64_t rows = g.paged ? g.numBlocks * g.blockSize : 0;
     for (int64_t sb : g.sOf)
       rows += sb;
     const int64_t bytes = 2 * rows * g.nkv * g.d * host::elementSize(g.kvDtype);
     if (bytes <= llc)
-      sp.push_back({"BFPV", "true"});
+      sp.push_back({"BFPV", true});
   }
   if (g.mask)
-    sp.push_back({"MT", a.attenMask->dtype == DataType::Int8 ? "i8" : "u8"});
+    sp.push_back({"MT", jit::dtypeValue(a.attenMask->dtype == DataType::Int8 ? rt::ElemType::I8
+                                                                             : rt::ElemType::U8)});
   // ifa_rows requests a split's first step (BKV rows of NKV * D elements)
   // as one region: the number of KV heads is a model constant, so this adds
   // no compiles to a decode loop.
   if (interleaved)
-    sp.push_back({"CH", std::to_string(bkv * g.nkv * g.d)});
+    sp.push_back({"CH", bkv * g.nkv * g.d});
   host::KernelUse use;
   if (Status s = getKernel(source(), interleaved ? "ifa_rows" : "ifa_partial", sp, L.partial, &use);
       !s)
     return s;
   executor.addKernelUse(use);
-  jit::Specialization sc{{"O", valueKind(out.dtype)},
-                         {"D", std::to_string(g.d)},
-                         {"G", std::to_string(g.g)},
-                         {"QUANT", g.quantOut ? "true" : "false"}};
+  jit::Specialization sc{{"O", dtype(out.dtype)},
+                         {"D", g.d},
+                         {"G", g.g},
+                         {"QUANT", g.quantOut}};
   if (g.quantOut)
-    sc.push_back({"QS", valueKind(a.quantScale2->dtype)});
+    sc.push_back({"QS", dtype(a.quantScale2->dtype)});
   if (g.quantOut && hasQOff)
-    sc.push_back({"QOFF", "true"});
+    sc.push_back({"QOFF", true});
   if (Status s = getKernel(source(), "ifa_combine", sc, L.combine, &use); !s)
     return s;
   executor.addKernelUse(use);

@@ -226,11 +226,11 @@ Status plan(const aclnn::NsaCompressWithCacheArgs &a, Launch &out) {
   const int64_t bn = headTile(n, d);
   const bool bf16 = in.dtype == DataType::BFloat16;
   auto spec = [&] {
-    return jit::Specialization{{"T", bf16 ? "bf16" : "f16"},
-                               {"CBS", std::to_string(cbs)},
-                               {"PS", std::to_string(page)},
-                               {"D", std::to_string(d)},
-                               {"BN", std::to_string(bn)}};
+    return jit::Specialization{{"T", jit::dtypeValue(bf16 ? rt::ElemType::BF16 : rt::ElemType::F16)},
+                               {"CBS", cbs},
+                               {"PS", page},
+                               {"D", d},
+                               {"BN", bn}};
   };
   if (Status s = getKernel(source(), "nsa_compress", spec(), out.kernel, &out.use); !s)
     return s;

@@ -600,12 +600,12 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
                     nct ? (*a.offsetsOptional)[1] : 0, vFlat);
     }
     jit::Specialization spec{
-        {"U", u},
-        {"I", idx},
-        {"HAS_V", hasV ? "true" : "false"},
-        {"BK", std::to_string(tileFor(kv.sizes[2], width))},
-        {"BV", std::to_string(tileFor(vv.sizes[2], width))},
-        {"STREAM", streams(a) ? "true" : "false"}};
+        {"U", jit::dtypeValue(elemType(u))},
+        {"I", jit::dtypeValue(elemType(idx))},
+        {"HAS_V", hasV},
+        {"BK", tileFor(kv.sizes[2], width)},
+        {"BV", tileFor(vv.sizes[2], width)},
+        {"STREAM", streams(a)}};
     if (Status s =
             getKernel(source(), "scatter_rows", spec, out.kernel, &out.use);
         !s)
@@ -637,13 +637,13 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
     while (cs < 4 && cs * 2 <= std::min(kc.dim(1), vc.dim(1)))
       cs *= 2;
     const bool sort = sortsTokens(a, kc);
-    jit::Specialization spec{{"U", u},
-                             {"I", idx},
-                             {"E", std::to_string(e)},
-                             {"CB", std::to_string(cb)},
-                             {"CS", std::to_string(cs)},
-                             {"STREAM", streams(a) ? "true" : "false"},
-                             {"SORT", sort ? "true" : "false"}};
+    jit::Specialization spec{{"U", jit::dtypeValue(elemType(u))},
+                             {"I", jit::dtypeValue(elemType(idx))},
+                             {"E", e},
+                             {"CB", cb},
+                             {"CS", cs},
+                             {"STREAM", streams(a)},
+                             {"SORT", sort}};
     if (Status s =
             getKernel(source(), "scatter_nz", spec, out.kernel, &out.use);
         !s)
@@ -701,15 +701,15 @@ Status plan(const aclnn::ScatterPaKvCacheArgs &a, Scenario sc, HeadMode mode,
   const char *modeName = mode == HeadMode::Tail   ? "TAIL"
                          : mode == HeadMode::Mean ? "MEAN"
                                                   : "DROP";
-  jit::Specialization spec{{"U", u},
-                           {"T", elem},
-                           {"A", acc},
-                           {"I", idx},
-                           {"MODE", modeName},
-                           {"PADDED", padded ? "true" : "false"},
-                           {"F8", f8},
-                           {"BK", std::to_string(tileFor(kv.sizes[2], width))},
-                           {"BV", std::to_string(tileFor(vv.sizes[2], width))}};
+  jit::Specialization spec{{"U", jit::dtypeValue(elemType(u))},
+                           {"T", jit::dtypeValue(elemType(elem))},
+                           {"A", jit::dtypeValue(elemType(acc))},
+                           {"I", jit::dtypeValue(elemType(idx))},
+                           {"MODE", jit::SpecValue::enumerator(modeName)},
+                           {"PADDED", padded},
+                           {"F8", jit::SpecValue::enumerator(f8)},
+                           {"BK", tileFor(kv.sizes[2], width)},
+                           {"BV", tileFor(vv.sizes[2], width)}};
   if (Status s =
           getKernel(source(), "scatter_heads", spec, out.kernel, &out.use);
       !s)

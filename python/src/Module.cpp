@@ -33,6 +33,9 @@
 
 namespace py = pybind11;
 using tilejit::ElemType;
+/// A specialisation as Python passes it: (name, text) pairs, which the
+/// compiler parses by each parameter's declared kind.
+using TextSpec = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
@@ -519,25 +522,24 @@ PYBIND11_MODULE(_tilejit, m) {
 
   m.def(
       "compile",
-      [](const tilejit::Source &src, const std::string &kernel,
-         const tilejit::Specialization &spec) {
+      [](const tilejit::Source &src, const std::string &kernel, const TextSpec &text) {
         tilejit::Result<tilejit::Kernel> r = tilejit::Status();
         {
           py::gil_scoped_release release;
-          r = tilejit::compile(src, kernel, spec);
+          r = tilejit::compile(src, kernel, tilejit::Specialization(text.begin(), text.end()));
         }
         return take(std::move(r));
       },
       py::arg("source"), py::arg("kernel"), py::arg("spec"));
   m.def(
       "emit",
-      [](const tilejit::Source &src, const std::string &kernel,
-         const tilejit::Specialization &spec, const std::string &stage) {
+      [](const tilejit::Source &src, const std::string &kernel, const TextSpec &text,
+         const std::string &stage) {
         tilejit::Stage st = parseStage(stage);
         tilejit::Result<std::string> r = tilejit::Status();
         {
           py::gil_scoped_release release;
-          r = tilejit::emit(src, kernel, spec, st);
+          r = tilejit::emit(src, kernel, tilejit::Specialization(text.begin(), text.end()), st);
         }
         return take(std::move(r));
       },

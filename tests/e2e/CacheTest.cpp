@@ -23,7 +23,7 @@ TilingKey::Fields baseFields() {
   TilingKey::Fields f;
   f.kernel = "softmax";
   f.sourceHash = 0x1234;
-  f.params = {{"T", "f16"}, {"BN", "1024"}};
+  f.params = {{"T", dtypeValue(rt::ElemType::F16)}, {"BN", 1024}};
   f.level = "avx512";
   f.cpu = "znver4";
   f.features = "+avx512f";
@@ -58,9 +58,9 @@ TEST(TilingKey, EveryFieldChangesTheKey) {
   std::vector<std::function<void(TilingKey::Fields &)>> edits = {
       [](auto &f) { f.kernel = "softmax2"; },
       [](auto &f) { f.sourceHash ^= 1; },
-      [](auto &f) { f.params[0].second = "bf16"; },
-      [](auto &f) { f.params[1].second = "512"; },
-      [](auto &f) { f.params.push_back({"CAUSAL", "true"}); },
+      [](auto &f) { f.params = {{"T", dtypeValue(rt::ElemType::BF16)}, {"BN", 1024}}; },
+      [](auto &f) { f.params = {{"T", dtypeValue(rt::ElemType::F16)}, {"BN", 512}}; },
+      [](auto &f) { f.params.push_back({"CAUSAL", true}); },
       [](auto &f) { f.level = "avx2"; },
       [](auto &f) { f.cpu = "haswell"; },
       [](auto &f) { f.features = "+avx2"; },
@@ -267,6 +267,51 @@ TEST(KernelCache, OneSpecialisationHasOneKey) {
   auto tile = c.emit(src, "scale", {{"BN", "0x40"}, {"T", "f32"}}, DumpStage::Tile);
   ASSERT_TRUE(static_cast<bool>(tile)) << llvm::toString(tile.takeError());
   EXPECT_NE(tile->find("tile<f32, 64>"), std::string::npos) << *tile;
+}
+
+TEST(KernelCache, OneParsePerSourceAndOneTypedValuePerKey) {
+  Compiler &c = Compiler::instance();
+  // A text no other test uses, so its parse is counted here.
+  KernelSource src("one_parse.tile", std::string(kScale) + "\n// one parse\n");
+  const uint64_t before = KernelSource::parseCount();
+  // Keys, emits and compiles of several specialisations, in text and typed.
+  auto typed = c.specialize(src, "scale", {{"T", dtypeValue(rt::ElemType::F32)}, {"BN", 32}});
+  ASSERT_TRUE(static_cast<bool>(typed)) << llvm::toString(typed.takeError());
+  EXPECT_TRUE(typed->bound());
+  EXPECT_EQ(typed->str(), "BN=32,T=f32");
+  auto fromText = c.specialize(src, "scale", {{"BN", "0x20"}, {"T", "f32"}});
+  ASSERT_TRUE(static_cast<bool>(fromText)) << llvm::toString(fromText.takeError());
+  EXPECT_EQ(*fromText, *typed);
+  EXPECT_EQ(fromText->hash(), typed->hash());
+  for (const Specialization &spec :
+       {Specialization{{"T", "f32"}, {"BN", "32"}}, *typed,
+        Specialization{{"T", dtypeValue(rt::ElemType::F16)}, {"BN", 16}}}) {
+    auto k = c.get(src, "scale", spec);
+    ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    // The key holds the bound value and reuses its hash.
+    EXPECT_TRUE(k->kernel->key().fields().params.bound());
+    auto tile = c.emit(src, "scale", spec, DumpStage::Tile);
+    ASSERT_TRUE(static_cast<bool>(tile)) << llvm::toString(tile.takeError());
+  }
+  auto key = c.makeKey(src, "scale", *typed);
+  ASSERT_TRUE(static_cast<bool>(key));
+  EXPECT_EQ(key->fields().params, *typed);
+  EXPECT_EQ(KernelSource::parseCount() - before, 1u) << "one parse per source text";
+  // Another KernelSource object with the same text shares the parse.
+  KernelSource copy("one_parse_copy.tile", src.text());
+  ASSERT_TRUE(static_cast<bool>(c.makeKey(copy, "scale", {{"T", "f32"}})));
+  EXPECT_EQ(KernelSource::parseCount() - before, 1u);
+}
+
+TEST(KernelCache, TypedValuesOfTheWrongKindNameTheParameter) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("wrong_kind.tile", kScale);
+  auto k = c.makeKey(src, "scale", {{"T", dtypeValue(rt::ElemType::F32)}, {"BN", true}});
+  ASSERT_FALSE(static_cast<bool>(k));
+  std::string text = llvm::toString(k.takeError());
+  EXPECT_NE(text.find("'true' is a boolean, but 'BN' takes an integer"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.rfind("wrong_kind.tile:", 0), 0u) << text;
 }
 
 TEST(KernelCache, BadSpecialisationsAreRejectedBeforeKeying) {

@@ -1023,7 +1023,8 @@ std::vector<jit::Specialization> requestsDuring(const std::string &kernel,
 }
 
 bool has(const jit::Specialization &spec, const std::string &name, const std::string &value) {
-  return std::find(spec.begin(), spec.end(), std::make_pair(name, value)) != spec.end();
+  const jit::SpecValue *v = spec.find(name);
+  return v && v->str() == value;
 }
 
 } // namespace

@@ -24,11 +24,11 @@ kernel other<D: i64>(x: gm<f32>[D]) grid(1) { }
 )";
 
 struct Bound {
-  std::optional<dsl::SpecValues> values;
+  std::optional<dsl::Specialization> values;
   std::string errors;
 };
 
-Bound bind(const dsl::SpecValues &spec, const std::string &kernel = "k",
+Bound bind(const dsl::Specialization &spec, const std::string &kernel = "k",
            const char *source = kKernel) {
   DiagnosticEngine diags;
   auto file = dsl::parse(diags, diags.addBuffer("k.tile", source));
@@ -42,27 +42,60 @@ Bound bind(const dsl::SpecValues &spec, const std::string &kernel = "k",
   return b;
 }
 
-using Spec = dsl::SpecValues;
+using Spec = dsl::Specialization;
+using dsl::SpecValue;
 
 } // namespace
 
-TEST(Specialization, DefaultsAppliedInDeclarationOrder) {
+TEST(Specialization, DefaultsAppliedTypedAndSorted) {
   Bound b = bind({{"T", "f32"}});
   ASSERT_TRUE(b.values) << b.errors;
-  EXPECT_EQ(*b.values, (Spec{{"T", "f32"}, {"BN", "64"}, {"CAUSAL", "false"}, {"L", "BSH"}}));
+  EXPECT_TRUE(b.values->bound());
+  EXPECT_EQ(b.values->str(), "BN=64,CAUSAL=false,L=BSH,T=f32");
+  const Spec typed = {{"T", ir::ScalarKind::F32}, {"BN", 64}, {"CAUSAL", false},
+                      {"L", SpecValue::enumerator("BSH")}};
+  EXPECT_EQ(*b.values, typed);
+  EXPECT_EQ(b.values->hash(), typed.hash());
+  ASSERT_NE(b.values->find("BN"), nullptr);
+  EXPECT_EQ(b.values->find("BN")->kind(), SpecValue::Kind::Int);
+  EXPECT_EQ(b.values->find("BN")->integer(), 64);
+  EXPECT_EQ(b.values->find("T")->dtype(), ir::ScalarKind::F32);
+  EXPECT_EQ(b.values->find("CAUSAL")->kind(), SpecValue::Kind::Bool);
+  EXPECT_EQ(b.values->find("L")->kind(), SpecValue::Kind::Enum);
+  EXPECT_EQ(b.values->find("L")->text(), "BSH");
 }
 
 TEST(Specialization, SpellingsOfOneValueBindAlike) {
-  const Spec canonical = {{"T", "f32"}, {"BN", "64"}, {"CAUSAL", "true"}, {"L", "BNSD"}};
+  const Spec canonical = {{"T", ir::ScalarKind::F32}, {"BN", 64}, {"CAUSAL", true},
+                          {"L", SpecValue::enumerator("BNSD")}};
   for (const Spec &spec : {
            Spec{{"L", "BNSD"}, {"CAUSAL", "1"}, {"BN", "0x40"}, {"T", "f32"}},
            Spec{{"T", "f32"}, {"BN", "064"}, {"CAUSAL", "true"}, {"L", "BNSD"}},
            Spec{{"T", "f32"}, {"BN", "+64"}, {"CAUSAL", "1"}, {"L", "BNSD"}},
+           canonical,
+           Spec{{"T", ir::ScalarKind::F32}, {"CAUSAL", true}, {"L", "BNSD"}},
        }) {
     Bound b = bind(spec);
     ASSERT_TRUE(b.values) << b.errors;
-    EXPECT_EQ(*b.values, canonical);
+    EXPECT_EQ(*b.values, canonical) << b.values->str();
+    EXPECT_EQ(b.values->hash(), canonical.hash());
+    // Binding a bound value again gives it back.
+    Bound again = bind(*b.values);
+    ASSERT_TRUE(again.values) << again.errors;
+    EXPECT_EQ(*again.values, canonical);
   }
+}
+
+TEST(Specialization, EntriesStaySortedAndHashed) {
+  Spec s;
+  const uint64_t empty = s.hash();
+  s.emplace_back("T", "f32");
+  s.push_back({"BN", 64});
+  EXPECT_NE(s.hash(), empty);
+  EXPECT_EQ(s.str(), "BN=64,T=f32");
+  EXPECT_FALSE(s.bound());
+  EXPECT_EQ(s, (Spec{{"BN", 64}, {"T", "f32"}}));
+  EXPECT_NE(s, (Spec{{"BN", "64"}, {"T", "f32"}})) << "text is not yet an integer";
 }
 
 TEST(Specialization, WrongSpecialisationsAreDiagnosed) {
@@ -88,6 +121,12 @@ TEST(Specialization, WrongSpecialisationsAreDiagnosed) {
       {{{"T", "f32"}, {"CAUSAL", "2"}}, "'2' is not a boolean (for 'CAUSAL'); expected true or false"},
       {{{"T", "f32"}, {"CAUSAL", "yes"}}, "'yes' is not a boolean"},
       {{{"T", "f32"}, {"L", "TND"}}, "'TND' is not an enumerator of 'L' (expected BSH|BNSD)"},
+      {{{"T", "f32"}, {"BN", true}}, "'true' is a boolean, but 'BN' takes an integer"},
+      {{{"T", 32}}, "'32' is an integer, but 'T' takes a dtype"},
+      {{{"T", "f32"}, {"CAUSAL", 1}}, "'1' is an integer, but 'CAUSAL' takes a boolean"},
+      {{{"T", "f32"}, {"L", ir::ScalarKind::F32}}, "'f32' is a dtype, but 'L' takes an enumerator"},
+      {{{"T", ir::ScalarKind::I32}}, "dtype i32 is not allowed for 'T' (expected f16|bf16|f32)"},
+      {{{"T", "f32"}, {"L", SpecValue::enumerator("TND")}}, "'TND' is not an enumerator of 'L'"},
   };
   for (const Case &c : cases) {
     Bound b = bind(c.spec);
