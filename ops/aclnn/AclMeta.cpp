@@ -22,41 +22,33 @@ using namespace tilejit::host;
 
 namespace {
 
+/// NULL, with `message` recorded as the recent error of `api`.
 template <typename T> T *failNull(const char *api, const std::string &message) {
-  setRecentErrorMessage(std::string(api) + ": " + message);
+  recordError(Status(status::ParamInvalid, message), api);
   return nullptr;
 }
 
 aclnnStatus failStatus(int32_t code, const char *api,
                        const std::string &message) {
-  setRecentErrorMessage(std::string(api) + ": " + message);
-  return code;
+  return recordError(Status(code, message), api);
 }
 
-/// Copies `n` int64 values, or reports which rule they break.
-bool copyDims(const char *what, const int64_t *dims, uint64_t n,
-              bool allowNegative, std::vector<int64_t> &out,
-              std::string &error) {
-  if (n > static_cast<uint64_t>(kMaxTensorRank)) {
-    error = std::string(what) + " has " + std::to_string(n) +
-            " entries, at most " + std::to_string(kMaxTensorRank) +
-            " are supported";
-    return false;
-  }
-  if (n && !dims) {
-    error =
-        std::string(what) + " is null but its count is " + std::to_string(n);
-    return false;
-  }
+/// Copies `n` int64 values, or says which rule they break (161002).
+Status copyDims(const char *what, const int64_t *dims, uint64_t n,
+                bool allowNegative, std::vector<int64_t> &out) {
+  if (n > static_cast<uint64_t>(kMaxTensorRank))
+    return Status::error(status::ParamInvalid, what, " has ", n,
+                         " entries, at most ", kMaxTensorRank,
+                         " are supported");
+  if (n && !dims)
+    return Status::error(status::ParamInvalid, what,
+                         " is null but its count is ", n);
   out.assign(dims, dims + n);
-  for (uint64_t i = 0; i < n; ++i) {
-    if (!allowNegative && out[i] < 0) {
-      error = std::string(what) + "[" + std::to_string(i) +
-              "] must not be negative, got " + std::to_string(out[i]);
-      return false;
-    }
-  }
-  return true;
+  for (uint64_t i = 0; i < n; ++i)
+    if (!allowNegative && out[i] < 0)
+      return Status::error(status::ParamInvalid, what, "[", i,
+                           "] must not be negative, got ", out[i]);
+  return Status::ok();
 }
 
 /// new[]-allocated copy of `values` for the aclGet* accessors.
@@ -86,9 +78,10 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
     return failNull<aclTensor>(api, "offset must not be negative, got " +
                                         std::to_string(offset));
   auto tensor = std::make_unique<aclTensor>();
-  std::string error;
-  if (!copyDims("viewDims", viewDims, viewDimsNum, false, tensor->shape, error))
-    return failNull<aclTensor>(api, error);
+  if (Status s = copyDims("viewDims", viewDims, viewDimsNum, false,
+                          tensor->shape);
+      !s)
+    return failNull<aclTensor>(api, s.message());
   // Every dimension counted at least once: the contiguous strides are its
   // partial products, so they fit int64 exactly when this does.
   std::vector<int64_t> atLeastOne(tensor->shape);
@@ -99,8 +92,10 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                         shapeToString(tensor->shape) +
                                         " overflows int64");
   if (stride) {
-    if (!copyDims("stride", stride, viewDimsNum, true, tensor->strides, error))
-      return failNull<aclTensor>(api, error);
+    if (Status s =
+            copyDims("stride", stride, viewDimsNum, true, tensor->strides);
+        !s)
+      return failNull<aclTensor>(api, s.message());
   } else {
     tensor->strides = contiguousStrides(tensor->shape);
   }
@@ -113,9 +108,10 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                  " and stride " + shapeToString(tensor->strides) +
                  " overflows int64");
   if (storageDimsNum) {
-    if (!copyDims("storageDims", storageDims, storageDimsNum, false,
-                  tensor->storageShape, error))
-      return failNull<aclTensor>(api, error);
+    if (Status s = copyDims("storageDims", storageDims, storageDimsNum, false,
+                            tensor->storageShape);
+        !s)
+      return failNull<aclTensor>(api, s.message());
   } else if (viewDimsNum || offset) {
     // No storage shape: the storage is exactly what the view addresses.
     int64_t extent = range->hi;

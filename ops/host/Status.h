@@ -7,6 +7,22 @@
 /// calling thread's "recent error message", the text aclGetRecentErrMsg
 /// returns: every failing C API call records its message there.
 ///
+/// Error conventions in ops/, one per layer:
+///  - The C edge (ops/aclnn/, the operators' <Operator>Aclnn.cpp): the aclnn
+///    and acl status codes (aclnnStatus, aclError), or NULL from a
+///    constructor, with the message recorded by recordError for
+///    aclGetRecentErrMsg. Nothing else crosses the C API.
+///  - The host side (ops/host/, ops/common/, the operators' validation,
+///    tiling and launch): host::Status, an aclnn code and a message naming
+///    the argument and the rule; a result goes through an out-parameter, as
+///    the C API's own do (hostCompiler, getKernel, lastLevelCacheBytes).
+///  - Inside (the JIT, the samples, the key table in ops/host/Kernels.cpp):
+///    llvm::Expected / llvm::Error. An llvm::Error becomes a Status where
+///    the host side calls in: ops/host/Kernels.cpp (a kernel: 561003,
+///    561000) and ops/common/HostCache.cpp (an option: 361001).
+///  - Invariants the code itself guarantees: assert.
+/// No exceptions, and no bool-plus-string out-parameters.
+///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_HOST_STATUS_H
 #define TILEJIT_OPS_HOST_STATUS_H
