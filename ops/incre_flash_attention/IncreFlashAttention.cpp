@@ -6,7 +6,6 @@
 #include "ops/incre_flash_attention/IncreFlashAttention.h"
 
 #include "ops/Embedded.h"
-#include "ops/host/Kernels.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/host/OpRegistry.h"
 
