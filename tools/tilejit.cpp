@@ -1,15 +1,21 @@
 //===- tilejit.cpp - The tilejit command line -----------------------------===//
 //
-// tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE] [--json]
+// tilejit compile FILE.tile --kernel NAME --set K=V ... [--emit STAGE]
 // tilejit dump [NAME] [--stage STAGE]
-// tilejit cache stats [--json] | cache ls [--json] | cache clear | cache prune
-// tilejit warm MANIFEST [--threads N]; tilejit demo --record MANIFEST
-// tilejit demo [--json]
+// tilejit cache stats | cache ls | cache clear | cache prune
+// tilejit warm MANIFEST [--threads N]; tilejit demo [--record MANIFEST]
+// tilejit bench [--filter RE] [--report DIR] [--quick] ...
 // tilejit --version
 //
-// With --json, stdout holds one JSON document whether the command succeeds
-// or not: a failure prints {"error": {"message": ..., "status": N}} there,
-// N being the (nonzero) exit status. Warnings stay text on stderr.
+// Every flag means one thing in every verb:
+//   --json         the command's result is one JSON document (a flag, never
+//                  a path); with it, a failure is JSON too:
+//                  {"error": {"message": ..., "status": N}} on stdout, N
+//                  being the (nonzero) exit status.
+//   -o, --output   the result goes to this file instead of stdout (JSON
+//                  with --json, else text); failures still go to stdout
+//                  (--json) or stderr, so the file only ever holds a result.
+// Progress lines and warnings are text on stderr.
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
@@ -20,17 +26,22 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Error.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <ctime>
 #include <iostream>
@@ -45,6 +56,12 @@ namespace {
 
 /// Set when the command line asks for --json: errors are JSON on stdout.
 bool jsonErrors = false;
+
+/// Where a command's result goes: stdout, or the file -o names.
+std::ostream *out = &std::cout;
+
+/// Writes `doc`, the command's result with --json.
+void printJson(const nlohmann::json &doc) { *out << doc.dump(2) << "\n"; }
 
 /// Reports a failure and returns the exit status `status`.
 int fail(std::string msg, int status = 1) {
@@ -88,6 +105,14 @@ std::string versionText() {
                      target->levelName, info.vectorBits, info.triple, info.cpu,
                      info.l1dBytes, fmt::join(features, " "));
   return out;
+}
+
+/// A specialisation value as the command line and manifests write it.
+template <typename V> std::string specText(const V &v) {
+  if constexpr (requires { v.str(); })
+    return v.str();
+  else
+    return std::string(v);
 }
 
 const std::vector<std::string> kStages = {"ast",  "tile",     "tile-opt",
@@ -159,7 +184,10 @@ int compileCommand(const std::string &file, const std::string &kernel,
     auto text = compiler->emit(*source, kernel, spec, stageOf(emit));
     if (!text)
       return failRendered(llvm::toString(text.takeError()));
-    std::cout << *text;
+    if (json)
+      printJson({{"kernel", kernel}, {"stage", emit}, {"text", *text}});
+    else
+      *out << *text;
     return 0;
   }
   auto k = compiler->get(*source, kernel, spec);
@@ -167,19 +195,19 @@ int compileCommand(const std::string &file, const std::string &kernel,
     return failRendered(llvm::toString(k.takeError()));
   const jit::StageTimes &t = k->kernel->times();
   if (json) {
-    nlohmann::json out = {
+    nlohmann::json doc = {
         {"tiling_key", k->kernel->key().str()},
         {"key_hash", fmt::format("{:016x}", k->kernel->key().hash())},
         {"from_cache", !k->compiled},
         {"scratch_bytes", k->kernel->scratchBytes()},
         {"times", timesJson(t)}};
-    std::cout << out.dump(2) << "\n";
+    printJson(doc);
     return 0;
   }
-  fmt::print("tiling key   {}\n", k->kernel->key().str());
-  fmt::print("from cache   {}\n", k->compiled ? "no" : "yes");
-  fmt::print("scratch      {} bytes per program\n", k->kernel->scratchBytes());
-  fmt::print("compile      parse {:.2f} ms, sema {:.2f} ms, tile passes {:.2f} "
+  fmt::print(*out, "tiling key   {}\n", k->kernel->key().str());
+  fmt::print(*out, "from cache   {}\n", k->compiled ? "no" : "yes");
+  fmt::print(*out, "scratch      {} bytes per program\n", k->kernel->scratchBytes());
+  fmt::print(*out, "compile      parse {:.2f} ms, sema {:.2f} ms, tile passes {:.2f} "
              "ms, codegen "
              "{:.2f} ms, llvm opt {:.2f} ms, machine code {:.2f} ms, total "
              "{:.2f} ms\n",
@@ -189,16 +217,30 @@ int compileCommand(const std::string &file, const std::string &kernel,
 }
 
 int dumpCommand(const std::string &name, const std::string &stage,
-                const std::string &target) {
+                const std::string &target, bool json) {
   const auto &kernels = ops::builtinKernels();
   if (name.empty()) {
-    fmt::print("built-in kernels (tilejit dump NAME --stage {}):\n",
+    if (json) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto &k : kernels) {
+        nlohmann::json spec = nlohmann::json::object();
+        for (const auto &[n, v] : k.spec)
+          spec[n] = specText(v);
+        all.push_back({{"name", k.name},
+                       {"source", k.sourcePath},
+                       {"kernel", k.kernel},
+                       {"spec", spec}});
+      }
+      printJson(all);
+      return 0;
+    }
+    fmt::print(*out, "built-in kernels (tilejit dump NAME --stage {}):\n",
                fmt::join(kStages, "|"));
     for (const auto &k : kernels) {
       std::string spec;
       for (const auto &[n, v] : k.spec)
-        spec += (spec.empty() ? "" : ",") + n + "=" + v;
-      fmt::print("  {:<12} {} [{}]\n", k.name, k.sourcePath, spec);
+        spec += (spec.empty() ? "" : ",") + n + "=" + specText(v);
+      fmt::print(*out, "  {:<12} {} [{}]\n", k.name, k.sourcePath, spec);
     }
     return 0;
   }
@@ -212,7 +254,10 @@ int dumpCommand(const std::string &name, const std::string &stage,
                                k.spec, stageOf(stage));
     if (!text)
       return failRendered(llvm::toString(text.takeError()));
-    std::cout << *text;
+    if (json)
+      printJson({{"name", k.name}, {"stage", stage}, {"text", *text}});
+    else
+      *out << *text;
     return 0;
   }
   return fail("no built-in kernel named '" + name +
@@ -221,7 +266,7 @@ int dumpCommand(const std::string &name, const std::string &stage,
 
 /// Compiles every kernel a manifest (JSON lines: source, kernel, spec) lists,
 /// on `threads` threads; sources are embedded paths or files.
-int warmCommand(const std::string &path, unsigned threads) {
+int warmCommand(const std::string &path, unsigned threads, bool json) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return fail("cannot read the manifest " + path + ": " +
@@ -270,6 +315,7 @@ int warmCommand(const std::string &path, unsigned threads) {
   jit::CacheStats before = c.stats();
   std::atomic<size_t> next{0}, failed{0};
   std::mutex errMutex;
+  nlohmann::json errors = nlohmann::json::array();
   unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < std::min<size_t>(n, items.size()); ++t)
@@ -278,9 +324,14 @@ int warmCommand(const std::string &path, unsigned threads) {
         auto k = c.get(sourceOf(items[i].source), items[i].kernel, items[i].spec);
         if (!k) {
           failed.fetch_add(1);
+          std::string message = llvm::toString(k.takeError());
           std::lock_guard lock(errMutex);
-          std::cerr << items[i].source << " " << items[i].kernel << ": "
-                    << llvm::toString(k.takeError()) << "\n";
+          errors.push_back({{"source", items[i].source},
+                            {"kernel", items[i].kernel},
+                            {"message", message}});
+          if (!json)
+            std::cerr << items[i].source << " " << items[i].kernel << ": " << message
+                      << "\n";
         }
       }
     });
@@ -289,9 +340,17 @@ int warmCommand(const std::string &path, unsigned threads) {
   jit::CacheStats after = c.stats();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
-  fmt::print("warmed {} kernels in {:.0f} ms: {} compiled, {} from disk, {} failed\n",
-             items.size(), ms, after.compiles - before.compiles,
-             after.diskHits - before.diskHits, failed.load());
+  if (json)
+    printJson({{"kernels", items.size()},
+               {"ms", ms},
+               {"compiled", after.compiles - before.compiles},
+               {"from_disk", after.diskHits - before.diskHits},
+               {"failed", failed.load()},
+               {"errors", errors}});
+  else
+    fmt::print(*out, "warmed {} kernels in {:.0f} ms: {} compiled, {} from disk, {} failed\n",
+               items.size(), ms, after.compiles - before.compiles,
+               after.diskHits - before.diskHits, failed.load());
   return failed ? 1 : 0;
 }
 
@@ -299,7 +358,7 @@ int demoCommand(bool json) {
   nlohmann::json all = nlohmann::json::array();
   bool ok = true;
   if (!json)
-    fmt::print("{:<32} {:>8} {:>10} {:>11} {:>6} {:>13} {:>13} {:>7}\n",
+    fmt::print(*out, "{:<32} {:>8} {:>10} {:>11} {:>6} {:>13} {:>13} {:>7}\n",
                "workload", "compiled", "compile_ms", "max_abs_err", "passed",
                "generated_us", "handwritten_us", "ratio");
   for (const ops::Workload &w : ops::workloads()) {
@@ -319,25 +378,91 @@ int demoCommand(bool json) {
     if (json)
       continue;
     if (!r.error.empty()) {
-      fmt::print("{:<32} error: {}\n", r.name, r.error);
+      fmt::print(*out, "{:<32} error: {}\n", r.name, r.error);
       continue;
     }
-    fmt::print("{:<32} {:>8} {:>10.2f} {:>11.3g} {:>6} {:>13.1f} {:>13.1f} "
+    fmt::print(*out, "{:<32} {:>8} {:>10.2f} {:>11.3g} {:>6} {:>13.1f} {:>13.1f} "
                "{:>6.2f}x\n",
                r.name, r.compiled ? "yes" : "no", r.compileMs, r.maxAbsErr,
                r.passed ? "yes" : "NO", r.generatedUs, r.handwrittenUs,
                r.generatedUs > 0 ? r.handwrittenUs / r.generatedUs : 0.0);
   }
   if (json) {
-    std::cout << all.dump(2) << "\n";
+    printJson(all);
   } else {
     jit::Compiler &c = jit::Compiler::instance();
-    fmt::print("\ntarget {} ({} x f32 lanes); times are medians of 9 alternating runs "
+    fmt::print(*out, "\ntarget {} ({} x f32 lanes); times are medians of 9 alternating runs "
                "of each; ratio = hand-written time / generated time "
                "(> 1: the generated kernel is faster)\n",
                c.targetName(), c.vectorLanes());
   }
   return ok ? 0 : 1;
+}
+
+/// The flags every verb shares: --json (the result as JSON) and
+/// -o/--output (the result into a file).
+struct OutputFlags {
+  bool json = false;
+  std::string output;
+  void addTo(CLI::App *verb, const std::string &jsonHelp) {
+    verb->add_flag("--json", json, jsonHelp);
+    verb->add_option("-o,--output", output,
+                     "write the result to this file instead of stdout (JSON with --json)");
+  }
+};
+
+int cacheCommand(CLI::App *stats, CLI::App *ls, CLI::App *clear, CLI::App *prune, bool json) {
+  const jit::DiskCache &disk = jit::Compiler::instance().diskCache();
+  if (*stats) {
+    jit::CacheStats s = jit::Compiler::instance().stats();
+    // Memory figures are this process's; entries and bytes are the disk's.
+    uint64_t entries = 0, bytes = 0;
+    for (const jit::DiskListing &l : disk.list()) {
+      ++entries;
+      bytes += l.bytes;
+    }
+    if (json)
+      printJson({{"entries", entries},          {"bytes", bytes},
+                 {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
+                 {"compiles", s.compiles},      {"dir", disk.dir()}});
+    else
+      fmt::print(*out, "dir {}\nentries {}\nbytes {}\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
+                 disk.dir().empty() ? "(disk cache off)" : disk.dir(), entries, bytes,
+                 s.memoryHits, s.diskHits, s.compiles);
+    return 0;
+  }
+  if (*ls) {
+    auto all = disk.list();
+    if (json) {
+      nlohmann::json doc = nlohmann::json::array();
+      for (const jit::DiskListing &l : all)
+        doc.push_back({{"key", l.key}, {"bytes", l.bytes}, {"last_use", l.lastUse},
+                       {"file", l.file}});
+      printJson(doc);
+    } else {
+      for (const jit::DiskListing &l : all) {
+        char when[32];
+        std::time_t t = static_cast<std::time_t>(l.lastUse);
+        std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+        fmt::print(*out, "{:>9}  {}  {}\n", l.bytes, when, l.key);
+      }
+    }
+    return 0;
+  }
+  size_t removed = 0;
+  if (*clear) {
+    jit::Compiler::instance().clearMemoryCache();
+    removed = disk.clear();
+  } else if (*prune) {
+    removed = disk.prune();
+  }
+  if (json)
+    printJson({{"removed", removed}});
+  else if (*clear)
+    fmt::print(*out, "cache cleared ({} disk entries removed)\n", removed);
+  else
+    fmt::print(*out, "{} disk entries removed\n", removed);
+  return 0;
 }
 
 } // namespace
@@ -348,10 +473,12 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::function<std::string()>(versionText),
                        "print the version, the commit, LLVM's version and the target, then exit");
+  app.footer("Every verb takes --json (its result as one JSON document; a failure too) and "
+             "-o/--output PATH (its result into PATH instead of stdout).");
+  OutputFlags flags;
 
   std::string file, kernel, emit, target;
   std::vector<std::string> sets;
-  bool json = false;
   auto *compile = app.add_subcommand(
       "compile",
       "compile a .tile kernel and report its tiling key and stage times");
@@ -361,7 +488,8 @@ int main(int argc, char **argv) {
                       "compile-time parameter NAME=VALUE (repeatable)");
   compile->add_option("--emit", emit, "print this stage instead")
       ->check(CLI::IsMember(kStages));
-  compile->add_flag("--json", json, "machine-readable output");
+  flags.addTo(compile, "the tiling key, cache use and stage times (with --emit: the stage's "
+                       "text) as one JSON object");
   compile
       ->add_option("--target", target,
                    "avx2|avx512 (default: host or TILEJIT_TARGET)")
@@ -375,26 +503,29 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember(kStages));
   dump->add_option("--target", target, "avx2|avx512")
       ->check(CLI::IsMember({"avx2", "avx512"}));
+  flags.addTo(dump, "the stage's text (no NAME: the list) as JSON");
 
   auto *cache =
       app.add_subcommand("cache", "inspect or clear the kernel cache");
   cache->require_subcommand(1);
   auto *stats =
       cache->add_subcommand("stats", "entries, bytes, hits and compiles");
-  stats->add_flag("--json", json, "machine-readable output");
+  flags.addTo(stats, "one JSON object");
   auto *clear = cache->add_subcommand("clear", "drop every cached kernel (memory and disk)");
+  flags.addTo(clear, "how many disk entries were removed, as JSON");
   auto *ls = cache->add_subcommand("ls", "the disk entries: key, size, last use");
-  ls->add_flag("--json", json, "machine-readable output");
+  flags.addTo(ls, "one JSON array, one object per entry");
   auto *prune = cache->add_subcommand(
       "prune", "remove disk entries that do not verify, then evict down to the size bound");
+  flags.addTo(prune, "how many disk entries were removed, as JSON");
 
   auto *demo =
       app.add_subcommand("demo", "run every built-in workload against its "
                                  "reference and hand-written twin");
-  demo->add_flag("--json", json, "one JSON array, one object per workload");
+  flags.addTo(demo, "one JSON array, one object per workload");
   std::string recordPath;
   demo->add_option("--record", recordPath,
-                   "write the kernels the run used to this manifest (for `tilejit warm`)");
+                   "also write the kernels the run used to this manifest (for `tilejit warm`)");
 
   std::string manifest;
   unsigned warmThreads = 0;
@@ -402,15 +533,18 @@ int main(int argc, char **argv) {
       "warm", "compile the kernels a manifest lists ahead of time, in parallel");
   warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
   warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
+  flags.addTo(warm, "the counts and each failure as one JSON object");
 
   bench::DriverArgs benchArgs;
   auto *benchCmd = app.add_subcommand(
       "bench", "measure the machine's limits, then every operator's benchmark cases, the "
                "compile latency and the PyTorch peer where installed; JSON and a report");
   benchCmd->add_option("--filter", benchArgs.filter, "only the cases whose name matches this regex");
-  benchCmd->add_option("--json", benchArgs.jsonPath, "write the JSON document here (default: stdout)");
+  flags.addTo(benchCmd, "the whole document (host, limits, peers, every case) as JSON "
+                        "(without: one line per case; with --list: the names)");
   benchCmd->add_option("--report", benchArgs.reportDir,
-                       "write the Markdown report, its plots and the JSON into this directory");
+                       "also write the JSON document (HOST-COMMIT.json), the Markdown report "
+                       "and its plots into this directory");
   benchCmd->add_flag("--quick", benchArgs.quick, "few samples per case (CI)");
   benchCmd->add_option("--samples", benchArgs.samples, "alternating samples per case (default 15)");
   benchCmd->add_flag("--no-peer", benchArgs.noPeer, "do not start the PyTorch peer");
@@ -430,94 +564,71 @@ int main(int argc, char **argv) {
       return app.exit(e);
     return fail(e.what(), e.get_exit_code());
   }
+  const bool json = flags.json;
 
   // A bad TILEJIT_TARGET (or a CPU without AVX2) is a clear error, not an
   // abort.
   if (auto host = jit::Compiler::instance(jit::TargetLevel::Host); !host)
     return fail(llvm::toString(host.takeError()));
 
+  // The result goes to -o's file; it is opened before the command runs, so
+  // that a path that cannot be written fails before any work.
+  std::ofstream outputFile;
+  if (!flags.output.empty()) {
+    outputFile.open(flags.output, std::ios::out | std::ios::trunc);
+    if (!outputFile)
+      return fail("cannot write " + flags.output + ": " + std::strerror(errno));
+    out = &outputFile;
+  }
+  int rc = 0;
   if (*benchCmd) {
 #ifdef TILEJIT_HAVE_BENCH
     benchArgs.commit = TILEJIT_GIT_COMMIT;
     benchArgs.version = TILEJIT_VERSION;
-    return bench::runBenchCommand(benchArgs);
+    benchArgs.json = json;
+    llvm::Expected<int> status = bench::runBenchCommand(benchArgs, *out);
+    if (!status) {
+      // A usage error (a bad filter, no matching case) exits with 2.
+      int code = 1;
+      std::string message;
+      llvm::handleAllErrors(status.takeError(), [&](const llvm::ErrorInfoBase &e) {
+        message = e.message();
+        if (e.convertToErrorCode() == std::errc::invalid_argument)
+          code = 2;
+      });
+      return fail("bench: " + message, code);
+    }
+    rc = *status;
 #else
     return fail("this tilejit was built without the benchmarks (TILE_ENABLE_BENCH=OFF)");
 #endif
-  }
-  if (*compile)
-    return compileCommand(file, kernel, sets, emit, json, target);
-  if (*dump)
-    return dumpCommand(dumpName, dumpStage, target);
-  const jit::DiskCache &disk = jit::Compiler::instance().diskCache();
-  if (*stats) {
-    jit::CacheStats s = jit::Compiler::instance().stats();
-    // Memory figures are this process's; entries and bytes are the disk's.
-    uint64_t entries = 0, bytes = 0;
-    for (const jit::DiskListing &l : disk.list()) {
-      ++entries;
-      bytes += l.bytes;
-    }
-    if (json) {
-      nlohmann::json out = {{"entries", entries},          {"bytes", bytes},
-                            {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
-                            {"compiles", s.compiles},      {"dir", disk.dir()}};
-      std::cout << out.dump(2) << "\n";
-    } else {
-      fmt::print("dir {}\nentries {}\nbytes {}\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
-                 disk.dir().empty() ? "(disk cache off)" : disk.dir(), entries, bytes,
-                 s.memoryHits, s.diskHits, s.compiles);
-    }
-    return 0;
-  }
-  if (*ls) {
-    auto all = disk.list();
-    if (json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const jit::DiskListing &l : all)
-        out.push_back({{"key", l.key}, {"bytes", l.bytes}, {"last_use", l.lastUse},
-                       {"file", l.file}});
-      std::cout << out.dump(2) << "\n";
-    } else {
-      for (const jit::DiskListing &l : all) {
-        char when[32];
-        std::time_t t = static_cast<std::time_t>(l.lastUse);
-        std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-        fmt::print("{:>9}  {}  {}\n", l.bytes, when, l.key);
-      }
-    }
-    return 0;
-  }
-  if (*clear) {
-    jit::Compiler::instance().clearMemoryCache();
-    size_t n = disk.clear();
-    fmt::print("cache cleared ({} disk entries removed)\n", n);
-    return 0;
-  }
-  if (*prune) {
-    size_t n = disk.prune();
-    fmt::print("{} disk entries removed\n", n);
-    return 0;
-  }
-  if (*demo) {
+  } else if (*compile) {
+    rc = compileCommand(file, kernel, sets, emit, json, target);
+  } else if (*dump) {
+    rc = dumpCommand(dumpName, dumpStage, target, json);
+  } else if (*cache) {
+    rc = cacheCommand(stats, ls, clear, prune, json);
+  } else if (*demo) {
     if (!recordPath.empty())
       jit::Compiler::instance().startRecording();
-    int rc = demoCommand(json);
+    rc = demoCommand(json);
     if (!recordPath.empty()) {
-      std::ofstream out(recordPath);
+      std::ofstream manifestOut(recordPath);
       for (const jit::Compiler::Request &r : jit::Compiler::instance().recordedRequests()) {
         nlohmann::json spec = nlohmann::json::object();
         for (const auto &[n, v] : r.spec)
-          spec[n] = v;
-        out << nlohmann::json{{"source", r.source}, {"kernel", r.kernel}, {"spec", spec}}.dump()
-            << "\n";
+          spec[n] = specText(v);
+        manifestOut << nlohmann::json{{"source", r.source}, {"kernel", r.kernel}, {"spec", spec}}.dump()
+                    << "\n";
       }
-      if (!out)
+      if (!manifestOut)
         return fail("cannot write " + recordPath);
     }
-    return rc;
+  } else if (*warm) {
+    rc = warmCommand(manifest, warmThreads, json);
   }
-  if (*warm)
-    return warmCommand(manifest, warmThreads);
-  return 0;
+  out->flush();
+  if (!*out)
+    return fail("cannot write " + (flags.output.empty() ? std::string("stdout") : flags.output));
+  return rc;
 }

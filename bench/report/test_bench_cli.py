@@ -6,6 +6,11 @@ Then the Python launch case: it runs against the build's Python package
 (both medians, their difference, the target) or, where the package is not
 built, reports "not available" without failing the run.
 
+The flags mean what they mean in every verb: --json is a flag (the result
+as JSON on stdout, or in -o's file), -o/--output PATH takes the path, and
+--json goes with --report DIR (no "argument not expected"); a usage error
+with --json is one JSON error object on stdout with exit status 2.
+
     test_bench_cli.py TILEJIT
 """
 import json
@@ -24,7 +29,7 @@ def check_python_launch(tilejit, failures):
     with tempfile.TemporaryDirectory() as out:
         path = os.path.join(out, "bench.json")
         run = subprocess.run(
-            [tilejit, "bench", "--filter", "^" + PYTHON_CASE + "$", "--quick", "--json", path],
+            [tilejit, "bench", "--filter", "^" + PYTHON_CASE + "$", "--quick", "--json", "-o", path],
             capture_output=True, text=True, timeout=600)
         if run.returncode != 0:
             failures.append(f"{PYTHON_CASE}: exit status {run.returncode}: {run.stderr}")
@@ -54,12 +59,81 @@ def check_python_launch(tilejit, failures):
         failures.append(f"{PYTHON_CASE}: the Python side was not timed alternately: {c}")
 
 
+def run_json(tilejit, args):
+    """`tilejit bench ARGS`: its exit status and its stdout parsed as JSON
+    (None where it is not one JSON document)."""
+    run = subprocess.run([tilejit, "bench"] + args, capture_output=True, text=True, timeout=600)
+    try:
+        return run.returncode, json.loads(run.stdout)
+    except ValueError:
+        return run.returncode, None
+
+
+def check_flag_meanings(tilejit, failures):
+    """--json is a flag beside any other option; -o takes the path."""
+    with tempfile.TemporaryDirectory() as out:
+        # The issue's command line: --json before --report parses, and --list
+        # prints the names as one JSON array (no report is made).
+        rc, doc = run_json(tilejit, ["--json", "--report", out, "--list", "--filter", "^" + CASE + "$"])
+        if rc != 0 or doc != [CASE]:
+            failures.append(f"bench --json --report DIR --list: status {rc}, stdout {doc!r}")
+        if os.listdir(out):
+            failures.append(f"--list made a report: {os.listdir(out)}")
+        # -o: the same result in the file, nothing on stdout.
+        path = os.path.join(out, "names.json")
+        run = subprocess.run([tilejit, "bench", "--list", "--json", "-o", path, "--filter",
+                              "^" + CASE + "$"], capture_output=True, text=True, timeout=600)
+        if run.returncode != 0 or run.stdout or json.load(open(path, encoding="utf-8")) != [CASE]:
+            failures.append(f"bench --list --json -o PATH: {run.returncode} {run.stdout!r}")
+        # Without --json, the names as text.
+        run = subprocess.run([tilejit, "bench", "--list", "--filter", "^" + CASE + "$"],
+                             capture_output=True, text=True, timeout=600)
+        if run.returncode != 0 or run.stdout != CASE + "\n":
+            failures.append(f"bench --list: {run.returncode} {run.stdout!r}")
+    # Usage errors: one JSON error object, exit status 2.
+    for args, says in ((["--filter", "^no-such-case$"], "no case matches"),
+                       (["--filter", "("], "bad --filter")):
+        rc, doc = run_json(tilejit, args + ["--json"])
+        err = (doc or {}).get("error", {}) if isinstance(doc, dict) else {}
+        if rc != 2 or err.get("status") != 2 or says not in err.get("message", ""):
+            failures.append(f"bench {args} --json: status {rc}, stdout {doc!r}")
+    # --json takes no value: a path after it is an unexpected argument.
+    rc, doc = run_json(tilejit, ["--json", "bench.json", "--list"])
+    if rc == 0 or not isinstance(doc, dict) or "error" not in doc:
+        failures.append(f"bench --json PATH was accepted: status {rc}, stdout {doc!r}")
+
+
+def check_json_with_report(tilejit, failures):
+    """--json --report DIR: the document on stdout (nothing else there) and
+    in DIR beside the report. Needs the report's matplotlib."""
+    run = subprocess.run(["/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3",
+                          "-c", "import matplotlib"], capture_output=True)
+    if run.returncode != 0:
+        print("note: no matplotlib; --json --report not run")
+        return
+    with tempfile.TemporaryDirectory() as out:
+        rc, doc = run_json(tilejit, ["--json", "--report", out, "--quick", "--no-peer",
+                                     "--filter", "^" + CASE + "$"])
+        names = sorted(os.listdir(out))
+        if rc != 0 or not isinstance(doc, dict) or [c["name"] for c in doc["cases"]] != [CASE]:
+            failures.append(f"bench --json --report: status {rc}, stdout {doc!r}")
+            return
+        stem = f"{doc['host']['name']}-{doc['commit']}"
+        if stem + ".json" not in names or stem + ".md" not in names:
+            failures.append(f"bench --json --report: the directory holds {names}")
+        elif json.load(open(os.path.join(out, stem + ".json"), encoding="utf-8")) != doc:
+            failures.append("bench --json --report: the file and stdout differ")
+
+
 def main(argv):
     failures = []
+    check_flag_meanings(argv[1], failures)
+    check_json_with_report(argv[1], failures)
     with tempfile.TemporaryDirectory() as out:
         path = os.path.join(out, "bench.json")
         run = subprocess.run(
-            [argv[1], "bench", "--filter", "^" + CASE + "$", "--quick", "--no-peer", "--json", path],
+            [argv[1], "bench", "--filter", "^" + CASE + "$", "--quick", "--no-peer", "--json",
+             "--output", path],
             capture_output=True, text=True, timeout=600)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
@@ -67,6 +141,8 @@ def main(argv):
             return 1
         if f"[1/1] {CASE}" not in run.stderr:
             failures.append(f"no progress line for the case: {run.stderr!r}")
+        if run.stdout:
+            failures.append(f"with -o, stdout is not empty: {run.stdout!r}")
         doc = json.load(open(path, encoding="utf-8"))
     names = [c["name"] for c in doc["cases"]]
     if names != [CASE]:

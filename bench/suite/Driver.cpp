@@ -25,6 +25,7 @@
 #include <iostream>
 #include <regex>
 #include <sstream>
+#include <system_error>
 
 namespace tilejit::bench {
 
@@ -146,9 +147,10 @@ std::string humanSeconds(double s) {
   return buf;
 }
 
-void progress(size_t i, size_t n, const Result &r, double wall) {
-  std::string line =
-      "[" + std::to_string(i) + "/" + std::to_string(n) + "] " + r.name + "  ";
+/// What a case measured, in a few words: its time, throughput, fraction of
+/// its bound and ratios (or its error, or why it did not run).
+std::string summary(const Result &r) {
+  std::string line;
   char buf[96];
   if (!r.error.empty()) {
     line += "error: " + r.error;
@@ -182,8 +184,18 @@ void progress(size_t i, size_t n, const Result &r, double wall) {
       line += buf;
     }
   }
+  return line;
+}
+
+void progress(size_t i, size_t n, const Result &r, double wall) {
+  char buf[32];
   std::snprintf(buf, sizeof buf, "  (%.1f s)", wall);
-  std::cerr << line << buf << std::endl;
+  std::cerr << "[" << i << "/" << n << "] " << r.name << "  " << summary(r) << buf
+            << std::endl;
+}
+
+llvm::Error usageError(const std::string &message) {
+  return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), message);
 }
 
 /// The directory the bench scripts live in: next to the sources this was
@@ -235,11 +247,15 @@ json startPython(Peer &py, const std::string &python, int threads) {
   return info;
 }
 
+/// Runs `argv` and waits; its exit status. What it prints goes to stderr:
+/// stdout holds the command's result only.
 int runProcess(const std::vector<std::string> &argv) {
+  std::cout.flush();
   const pid_t pid = ::fork();
   if (pid < 0)
     return -1;
   if (pid == 0) {
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
     std::vector<char *> a;
     for (const std::string &s : argv)
       a.push_back(const_cast<char *>(s.c_str()));
@@ -255,7 +271,7 @@ int runProcess(const std::vector<std::string> &argv) {
 
 } // namespace
 
-int runBenchCommand(const DriverArgs &given) {
+llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) {
   DriverArgs args = given;
   // Debian's interpreter (where python3-torch and python3-matplotlib live)
   // rather than whichever python3 comes first on the PATH.
@@ -266,8 +282,7 @@ int runBenchCommand(const DriverArgs &given) {
   try {
     filter = std::regex(args.filter.empty() ? std::string(".") : args.filter);
   } catch (const std::regex_error &e) {
-    std::cerr << "tilejit bench: bad --filter: " << e.what() << "\n";
-    return 2;
+    return usageError(std::string("bad --filter: ") + e.what());
   }
   std::vector<const Case *> cases;
   for (const Case &c : registry())
@@ -285,14 +300,18 @@ int runBenchCommand(const DriverArgs &given) {
       cases.begin(), cases.end(),
       [&](const Case *a, const Case *b) { return rank(a) < rank(b); });
   if (args.list) {
+    json names = json::array();
     for (const Case *c : cases)
-      std::cout << c->name << "\n";
+      names.push_back(c->name);
+    if (args.json)
+      out << names.dump(2) << "\n";
+    else
+      for (const Case *c : cases)
+        out << c->name << "\n";
     return 0;
   }
-  if (cases.empty()) {
-    std::cerr << "tilejit bench: no case matches '" << args.filter << "'\n";
-    return 2;
-  }
+  if (cases.empty())
+    return usageError("no case matches '" + args.filter + "'");
   const auto start = std::chrono::steady_clock::now();
   const json loadStart = loadAverage();
   const unsigned capped = jit::Options::process().numThreads();
@@ -352,6 +371,7 @@ int runBenchCommand(const DriverArgs &given) {
   Context ctx(opts, limits);
 
   json results = json::array();
+  std::string lines; // the text result
   int failed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -361,6 +381,7 @@ int runBenchCommand(const DriverArgs &given) {
             .count();
     failed += !r.error.empty();
     progress(i + 1, cases.size(), r, wall);
+    lines += r.name + "  " + summary(r) + "\n";
     results.push_back(caseJson(r));
   }
 
@@ -407,34 +428,38 @@ int runBenchCommand(const DriverArgs &given) {
               {"python", pythonJson},
               {"cases", results}};
 
-  std::string jsonPath = args.jsonPath;
-  if (!args.reportDir.empty() && (jsonPath.empty() || jsonPath == "-")) {
-    fs::create_directories(args.reportDir);
-    std::string host = doc["host"]["name"];
-    jsonPath = (fs::path(args.reportDir) / (host + "-" + args.commit + ".json"))
-                   .string();
-  }
-  if (jsonPath.empty() || jsonPath == "-") {
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::ofstream out(jsonPath);
-    out << doc.dump(2) << "\n";
-    if (!out) {
-      std::cerr << "tilejit bench: cannot write " << jsonPath << "\n";
-      return 1;
-    }
-    std::cerr << "tilejit bench: wrote " << jsonPath << std::endl;
-  }
+  // The report first (the document beside it, HOST-COMMIT.json, then the
+  // Markdown and the plots made from that file), so that a failure is the
+  // command's one result.
   if (!args.reportDir.empty()) {
+    std::error_code ec;
+    fs::create_directories(args.reportDir, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot create the report directory " +
+                                             args.reportDir + ": " + ec.message());
+    const std::string host = doc["host"]["name"];
+    const std::string jsonPath =
+        (fs::path(args.reportDir) / (host + "-" + args.commit + ".json")).string();
+    std::ofstream file(jsonPath);
+    file << doc.dump(2) << "\n";
+    file.close();
+    if (!file)
+      return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                     "cannot write " + jsonPath);
+    std::cerr << "tilejit bench: wrote " << jsonPath << std::endl;
     const fs::path script = scriptDir() / "report" / "make_report.py";
     const int rc =
         runProcess({args.python, script.string(), jsonPath, args.reportDir});
-    if (rc != 0) {
-      std::cerr << "tilejit bench: the report failed (" << script.string()
-                << ", status " << rc << ")\n";
-      return 1;
-    }
+    if (rc != 0)
+      return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                     "the report failed (" + script.string() + ", status " +
+                                         std::to_string(rc) + "; the document is " +
+                                         jsonPath + ")");
   }
+  if (args.json)
+    out << doc.dump(2) << "\n";
+  else
+    out << lines;
   return failed ? 1 : 0;
 }
 
