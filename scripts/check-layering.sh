@@ -59,7 +59,7 @@ forbid() {
 }
 
 # The file names of test support in ops/ (as ops/CMakeLists.txt has them).
-support_source_re='(Handwritten[A-Za-z0-9]*|Reference[A-Za-z0-9]*|Workloads|Data)\.cpp$'
+support_source_re='(Handwritten[A-Za-z0-9]*|Reference[A-Za-z0-9]*|Twin[A-Za-z0-9]*|Workloads|Data)\.cpp$'
 support_header_re='(Twin|Data|Workloads|Handwritten[A-Za-z0-9]*|Reference[A-Za-z0-9]*)\.(h|inc)$'
 
 check_includes() {
