@@ -16,6 +16,8 @@
 #include "acl/acl.h"
 #include "tilejit/tilejit.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -67,15 +69,15 @@ Result unavailable(Result r, const std::string &why) {
   return r;
 }
 
-/// The Python side, or why there is none.
-Peer *pythonSide(Context &ctx, std::string &why) {
+/// The Python side; an error says why there is none.
+llvm::Expected<Peer &> pythonSide(Context &ctx) {
   Peer *p = ctx.python();
   if (p && p->running())
-    return p;
-  why = ctx.options().pythonNote.empty()
-            ? "the Python process is not running (`tilejit bench` starts it)"
-            : ctx.options().pythonNote;
-  return nullptr;
+    return *p;
+  return llvm::createStringError(
+      ctx.options().pythonNote.empty()
+          ? "the Python process is not running (`tilejit bench` starts it)"
+          : ctx.options().pythonNote);
 }
 
 /// Sets the Python side up with `spec`; false with `r` marked (not
@@ -102,10 +104,10 @@ Result launchCase(Context &ctx, const std::string &arrays) {
   r.inCache = true;
   r.extra = {{"target_difference_us", kLaunchTargetUs},
              {"calls_per_sample", kLaunchCalls}};
-  std::string why;
-  Peer *py = pythonSide(ctx, why);
-  if (!py)
-    return unavailable(r, why);
+  llvm::Expected<Peer &> side = pythonSide(ctx);
+  if (!side)
+    return unavailable(r, llvm::toString(side.takeError()));
+  Peer *py = &*side;
   // The C++ side exactly as a C++ user writes it (include/tilejit/tilejit.h).
   auto k =
       tilejit::compile(tilejit::Source::fromText("scale.tile", kScaleSource),
@@ -199,10 +201,10 @@ Result torchOpsCase(Context &ctx, const TorchOpsCall &c) {
   Result r;
   r.bound = Bound::Latency;
   r.extra = {{"target_ratio", kTorchOpsTargetRatio}};
-  std::string why;
-  Peer *py = pythonSide(ctx, why);
-  if (!py)
-    return unavailable(r, why);
+  llvm::Expected<Peer &> side = pythonSide(ctx);
+  if (!side)
+    return unavailable(r, llvm::toString(side.takeError()));
+  Peer *py = &*side;
   nlohmann::json spec = c.inputs(*py);
   if (c.call() != 0) {
     r.error = aclGetRecentErrMsg();
