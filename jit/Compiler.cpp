@@ -430,7 +430,9 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return nullptr;
 
   t = Clock::now();
-  if (!passes::runDefaultPipeline(*kernel, diags))
+  passes::PipelineOptions pipeline;
+  pipeline.target = target.info; // the passes decide for the target codegen lowers for
+  if (!passes::runDefaultPipeline(*kernel, diags, pipeline))
     return diagError(diags);
   times.tilePasses = msSince(t);
   if (wants(DumpStage::TileOpt) &&

@@ -2,6 +2,7 @@
 //
 // tile-opt FILE.tile --kernel NAME [--set K=V]... [--emit STAGE]
 //          [--pass a,b] [--print-after-all] [--target avx2|avx512]
+//          [--bf16-dot] [--bf16-dot-fast] [--amx]
 // tile-opt FILE.tir [--pass a,b | --pipeline] [--emit tile|llvm]
 //          [--verify-diagnostics]
 //
@@ -42,6 +43,8 @@ struct Request {
   bool pipeline = false, printAfterAll = false;
   dsl::SpecValues spec;
   bool debug = false; ///< debug mode (insert-bounds-checks guards accesses)
+  /// Target features beyond the level (select-mma's bf16 and AMX forms).
+  bool bf16Dot = false, bf16DotFast = false, amx = false;
 };
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -51,7 +54,8 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 
 /// A fixed target description, so that `--emit=llvm` on Tile IR text does not
 /// depend on the host CPU.
-codegen::TargetInfo fixedTarget(const std::string &level) {
+codegen::TargetInfo fixedTarget(const Request &req) {
+  const std::string &level = req.target;
   codegen::TargetInfo t;
   t.triple = "x86_64-unknown-linux-gnu";
   if (level == "avx2") {
@@ -64,6 +68,11 @@ codegen::TargetInfo fixedTarget(const std::string &level) {
     t.features = "+avx,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,"
                  "+avx512dq,+avx512cd";
     t.vectorBits = 512;
+    // The AVX-512 features the passes decide with; the triple's CPU is kept
+    // (the LLVM IR of a .tir input does not depend on them).
+    t.hasBf16Dot = req.bf16Dot || req.bf16DotFast;
+    t.bf16DotFast = req.bf16DotFast;
+    t.hasAmxBf16 = req.amx;
   }
   return t;
 }
@@ -76,6 +85,7 @@ bool processIRKernel(ir::Kernel &k, const Request &req, DiagnosticEngine &diags,
     return false;
   k.debug = req.debug;
   passes::PipelineOptions opts;
+  opts.target = fixedTarget(req);
   if (req.printAfterAll)
     opts.afterPass = [&out](const std::string &name, const ir::Kernel &kk,
                             bool changed) {
@@ -90,10 +100,12 @@ bool processIRKernel(ir::Kernel &k, const Request &req, DiagnosticEngine &diags,
   if (!ok)
     return false;
   if (req.emit == "llvm") {
-    if (!k.buffersPlanned && !passes::runDefaultPipeline(k, diags))
+    passes::PipelineOptions plain;
+    plain.target = opts.target;
+    if (!k.buffersPlanned && !passes::runDefaultPipeline(k, diags, plain))
       return false;
     llvm::LLVMContext ctx;
-    auto module = codegen::lowerToLLVM(k, ctx, fixedTarget(req.target),
+    auto module = codegen::lowerToLLVM(k, ctx, opts.target,
                                        k.name(), diags);
     if (!module)
       return false;
@@ -253,6 +265,7 @@ int main(int argc, char **argv) {
   std::string file, kernel, emit = "tile-opt", target;
   std::vector<std::string> sets, passes;
   bool printAfterAll = false, pipeline = false, verifyDiags = false, debug = false;
+  bool bf16Dot = false, bf16DotFast = false, amx = false;
   app.add_option("file", file, ".tile source or .tir Tile IR text")->required();
   app.add_flag("--pipeline", pipeline, "run the default Tile IR pipeline");
   app.add_flag("--verify-diagnostics", verifyDiags,
@@ -266,6 +279,11 @@ int main(int argc, char **argv) {
   app.add_flag("--debug", debug, "debug mode: bounds checks on every access (TILEJIT_DEBUG)");
   app.add_option("--target", target, "avx2|avx512 (default: host)")
       ->check(CLI::IsMember({"avx2", "avx512"}));
+  app.add_flag("--bf16-dot", bf16Dot,
+               "Tile IR passes: the avx512 target has vdpbf16ps (AVX512-BF16)");
+  app.add_flag("--bf16-dot-fast", bf16DotFast,
+               "Tile IR passes: vdpbf16ps outruns the f32 FMAs (implies --bf16-dot)");
+  app.add_flag("--amx", amx, "Tile IR passes: the avx512 target has AMX-BF16");
   CLI11_PARSE(app, argc, argv);
 
   std::ifstream in(file);
@@ -287,8 +305,8 @@ int main(int argc, char **argv) {
 
   bool emitGiven = app.count("--emit") > 0;
   if (endsWith(file, ".tir") || verifyDiags) {
-    Request req{file, kernel, emit, target, passes, pipeline, printAfterAll,
-                spec, debug};
+    Request req{file,  kernel, emit,    target,      passes, pipeline,
+                printAfterAll, spec, debug, bf16Dot, bf16DotFast, amx};
     // Tile IR text runs only what was asked for; `--emit=tile` prints it.
     if (endsWith(file, ".tir") && !emitGiven)
       req.emit = "tile";
@@ -365,6 +383,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   passes::PipelineOptions opts;
+  Request req{file,  kernel, emit,    target,      passes, pipeline,
+              printAfterAll, spec, debug, bf16Dot, bf16DotFast, amx};
+  opts.target = fixedTarget(req);
   if (printAfterAll)
     opts.afterPass = [](const std::string &name, const ir::Kernel &kk, bool changed) {
       std::cout << "// -----// IR after " << name << (changed ? "" : " (unchanged)")

@@ -746,20 +746,6 @@ void CodeGen::emitFor(const ir::Op &op) {
   }
 }
 
-int CodeGen::invariantLoop(const ir::Value *v) const {
-  // The ops enclosing v's definition.
-  std::vector<const ir::Op *> around;
-  const ir::Block *blk = v->isBlockArgument() ? v->ownerBlock() : v->definingOp()->parentBlock();
-  if (v->isBlockArgument() && blk && blk->parentOp())
-    around.push_back(blk->parentOp()); // a loop's iteration value varies with it
-  for (; blk && blk->parentOp(); blk = blk->parentOp()->parentBlock())
-    around.push_back(blk->parentOp());
-  for (size_t i = 0; i < loops_.size(); ++i)
-    if (std::find(around.begin(), around.end(), loops_[i].op) == around.end())
-      return static_cast<int>(i);
-  return -1;
-}
-
 void CodeGen::atPreheader(int li, const std::function<void()> &body) {
   LoopRecord &loop = loops_[static_cast<size_t>(li)];
   llvm::IRBuilderBase::InsertPointGuard guard(b_);

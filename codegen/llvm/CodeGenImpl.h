@@ -185,9 +185,6 @@ private:
   void emitOp(const ir::Op &op);
   void emitFor(const ir::Op &op);
   void emitIf(const ir::Op &op);
-  /// The outermost loop being emitted whose body does not define `v`
-  /// (an index into loops_), or -1: where work on `v` alone may be hoisted.
-  int invariantLoop(const ir::Value *v) const;
   /// Emits `body` at the end of loop `li`'s preheader (run once before the
   /// loop, whether or not it iterates), then restores the insertion point.
   void atPreheader(int li, const std::function<void()> &body);
@@ -280,9 +277,10 @@ private:
   /// canonical one.
   void storeAccumulators(const AccBlock &acc, const std::vector<llvm::Value *> &out,
                          bool canonical);
-  /// Packs an mma operand (`emit` gets where it is): once, before the
-  /// outermost loop around the mma in which `v` does not change, or here.
-  void packOperand(const ir::Value *v, const std::function<void(const Forwarded &)> &emit);
+  /// Packs an mma operand (`emit` gets where it is): before the `hoist`
+  /// innermost loops around the mma (select-mma's pack_a / pack_b), or here.
+  void packOperand(const ir::Value *v, int64_t hoist,
+                   const std::function<void(const Forwarded &)> &emit);
   /// The bf16 mma on AMX tiles (CodeGenMma.cpp); `canonical` as for
   /// storeAccumulators.
   void emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB, llvm::Value *C,
@@ -346,9 +344,7 @@ public:
   /// inside the tensor, the innermost axis contiguous.
   llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
                             const std::vector<int64_t> &shape);
-  /// Rows of a up to which mma takes its few-rows kernels (8 on AVX-512, 4
-  /// on AVX2), and whether `mma` does.
-  unsigned fewRows() const;
+  /// Whether `mma` takes the few-rows kernels (passes::mmaFewRows).
   bool mmaTakesFewRows(const ir::Op &mma) const;
   /// Whether an op strictly between `from` and `to` (one block) writes memory.
   bool writesBetween(const ir::Op &from, const ir::Op &to);

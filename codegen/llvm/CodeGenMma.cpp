@@ -42,6 +42,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
+#include "codegen/passes/SelectMma.h"
 
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
@@ -57,20 +58,18 @@ struct Blocking {
   unsigned mr, nVecs;
 };
 
-Blocking blockingFor(unsigned lanes) {
-  // AVX-512 (32 registers): 8 x 2 accumulators; AVX2 (16 registers): 6 x 2.
-  return lanes >= 16 ? Blocking{8, 2} : Blocking{6, 2};
-}
 
 } // namespace
 
-void CodeGen::packOperand(const ir::Value *v,
+void CodeGen::packOperand(const ir::Value *v, int64_t hoist,
                           const std::function<void(const Forwarded &)> &emit) {
   // Where the operand is is asked at the point of packing: a buffer's
-  // address is computed where it is used.
-  int li = invariantLoop(v);
-  if (li >= 0)
-    atPreheader(li, [&] { emit(accessOf(v)); });
+  // address is computed where it is used. select-mma chose how many of the
+  // loops around the mma the packing leaves (pack_a / pack_b).
+  assert(hoist >= 0 && static_cast<size_t>(hoist) <= loops_.size());
+  if (hoist > 0)
+    atPreheader(static_cast<int>(loops_.size()) - static_cast<int>(hoist),
+                [&] { emit(accessOf(v)); });
   else
     emit(accessOf(v));
 }
@@ -120,13 +119,16 @@ void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Val
                lanes_, acc.masks[i % acc.nv]);
 }
 
-unsigned CodeGen::fewRows() const { return lanes_ >= 16 ? 8 : 4; }
-
 bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
-  return mma.result()->type().shape()[0] <= static_cast<int64_t>(fewRows());
+  return mma.result()->type().shape()[0] <= passes::mmaFewRows(target_);
 }
 
 void CodeGen::emitMma(const ir::Op &op) {
+  if (op.attrs().mmaForm == ir::MmaForm::None) {
+    diags_.error(op.loc(), "internal error: mma without a form (run select-mma)");
+    failed_ = true;
+    return;
+  }
   auto &b = b_;
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *acc = op.operand(2);
   const ir::Value *res = op.result();
@@ -222,38 +224,31 @@ void CodeGen::emitMma(const ir::Op &op) {
     scalarPart(rFull, rows, 0, cols);  // bottom rows
   };
 
-  bool few = mmaTakesFewRows(op);
+  // The form, the register block and the packing are select-mma's
+  // (codegen/passes/SelectMma.h).
+  const ir::OpAttrs &at = op.attrs();
   // Dot form with bf16 on both sides on AVX512-BF16: a and b stay bf16 and
   // `vdpbf16ps` sums pairs of products into each lane (exact products,
   // f32 sums; bf16 subnormals read as zero), half the instructions of the
   // f32 FMAs and no conversion.
-  const bool bf16Dot = tb && few && !ta && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 &&
-                       L == 16 && target_.hasBf16Dot;
+  const bool bf16Dot = at.mmaForm == ir::MmaForm::Dot && at.dpbf16;
   // Broadcast form likewise (P x V in decode attention): pairs of a's
   // columns (k, k + 1) times b's rows k and k + 1, interleaved in 32-bit
   // lanes; the accumulators hold each 32 columns in the interleave's order.
-  const bool bf16Pairs = !tb && few && !ta && ka == ScalarKind::BF16 &&
-                         kb == ScalarKind::BF16 && L == 16 && target_.hasBf16Dot &&
-                         K % 2 == 0 && N % (2 * L) == 0;
+  const bool bf16Pairs = at.mmaForm == ir::MmaForm::Broadcast && at.dpbf16;
   // Both take bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
   llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
-  // Many rows, bf16 on both sides, on a host whose `vdpbf16ps` outruns its
-  // f32 FMAs (bf16DotFast): it sums the products of k and k + 1 into each
-  // lane (as the few-rows forms), over operands packed into pairs (below).
-  // On AMX: whole tiles only (M and N multiples of 16, K of 32): every
-  // tile then has one shape and the 8 tile registers serve any of them.
-  const bool amx = target_.hasAmxBf16 && M % 16 == 0 && N % 16 == 0 && K % 32 == 0;
-  const bool bf16Many = !few && ka == ScalarKind::BF16 && kb == ScalarKind::BF16 && L == 16 &&
-                        (target_.bf16DotFast || amx) && K % 2 == 0;
-  if (bf16Many) {
-    emitMmaBf16Pairs(op, fa, C, M, N, K, amx);
+  // Many rows, bf16 on both sides: pairs of k summed by `vdpbf16ps` or on
+  // AMX tiles, over operands packed into pairs.
+  if (at.mmaForm == ir::MmaForm::Bf16Pairs || at.mmaForm == ir::MmaForm::Amx) {
+    emitMmaBf16Pairs(op, fa, C, M, N, K, at.mmaForm == ir::MmaForm::Amx);
     return;
   }
   // A as f32 [M, K], rows lda apart; packed when needed.
   llvm::Value *A = fa.base, *lda = fa.strides[0];
-  if (!bf16Dot && !bf16Pairs && (ka != ScalarKind::F32 || ta)) {
+  if (at.packA >= 0) {
     llvm::Value *packed = allocaEntry(f32, M * K);
-    packOperand(a, [&](const Forwarded &f) {
+    packOperand(a, at.packA, [&](const Forwarded &f) {
       if (ta)
         transposeInto(ka, f.base, f.strides[0], packed, K, M); // a is [K, M]
       else
@@ -276,12 +271,9 @@ void CodeGen::emitMma(const ir::Op &op) {
                            });
   };
 
-  if (tb && few) {
-    // Dot form. R rows of b per pass: M x R accumulators, plus R + M
-    // operand vectors, within the register file.
-    unsigned budget = L >= 16 ? 16 : 8, cap = L >= 16 ? 8 : 4, R = 1;
-    while (R * 2 <= cap && R * 2 * M <= budget)
-      R *= 2;
+  if (at.mmaForm == ir::MmaForm::Dot) {
+    // Dot form. R rows of b per pass (the block's columns).
+    const unsigned R = static_cast<unsigned>(at.blockCols);
     // K elements a step: a vector of them, or two per lane for bf16Dot.
     const unsigned kStep = bf16Dot ? 2 * L : L;
     int64_t kFull = K / kStep * kStep;
@@ -424,9 +416,9 @@ void CodeGen::emitMma(const ir::Op &op) {
 
   // Broadcast form. B as [K, N] rows ldb apart, of kind bk.
   ScalarKind bk = kb;
-  if (tb || (!few && kb != ScalarKind::F32)) {
+  if (at.packB >= 0) {
     llvm::Value *packed = allocaEntry(f32, K * N);
-    packOperand(bv, [&](const Forwarded &f) {
+    packOperand(bv, at.packB, [&](const Forwarded &f) {
       if (tb)
         transposeInto(kb, f.base, f.strides[0], packed, N, K); // b is [N, K]
       else
@@ -437,15 +429,7 @@ void CodeGen::emitMma(const ir::Op &op) {
     bk = ScalarKind::F32;
   }
 
-  Blocking blk = blockingFor(L);
-  int64_t vecs = (N + L - 1) / L;
-  if (few) {
-    unsigned most = std::max<unsigned>(1, (L >= 16 ? 24u : 12u) / static_cast<unsigned>(M));
-    int64_t blocks = (vecs + most - 1) / most;
-    blk = Blocking{static_cast<unsigned>(M), static_cast<unsigned>((vecs + blocks - 1) / blocks)};
-  }
-  if (bf16Pairs && blk.nVecs % 2)
-    ++blk.nVecs; // whole 32-column blocks (N is a multiple of 32)
+  const Blocking blk{static_cast<unsigned>(at.blockRows), static_cast<unsigned>(at.blockCols)};
   int64_t NR = blk.nVecs * L;
   // bf16Pairs (L = 16): columns [32j, 32j + 32) of a row pair as two
   // vectors of pairs, `lo` holding column 8c + i and `hi` column 8c + 4 + i
@@ -660,8 +644,9 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     edge(xFull, X, 0, W);
   };
 
+  const ir::OpAttrs &at = op.attrs();
   llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * N));
-  packOperand(op.operand(1), [&](const Forwarded &f) {
+  packOperand(op.operand(1), at.packB, [&](const Forwarded &f) {
     if (tb)
       transposePairs(f.base, f.strides[0], PB, N, KH); // b is [N, K]
     else
@@ -670,7 +655,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
   llvm::Value *PA = nullptr;
   if (ta) {
     PA = allocaEntry(i32, static_cast<uint64_t>(KH * M));
-    packOperand(op.operand(0), [&](const Forwarded &f) {
+    packOperand(op.operand(0), at.packA, [&](const Forwarded &f) {
       interleave(f.base, f.strides[0], PA, M); // a is [K, M]
     });
   }
@@ -680,7 +665,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     llvm::Value *AR = fa.base, *ldaBytes = nullptr;
     if (ta) {
       llvm::Value *PAT = allocaEntry(i32, static_cast<uint64_t>(KH * M));
-      packOperand(op.operand(0), [&](const Forwarded &) {
+      packOperand(op.operand(0), at.packA, [&](const Forwarded &) {
         transposePairs(PA, i64(2 * M), PAT, KH, M);
       });
       AR = PAT;
@@ -703,7 +688,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     return b.CreateBitCast(b.CreateVectorSplat(L, w), vbf);
   };
 
-  const unsigned MR = 8, NV = 2;
+  const unsigned MR = static_cast<unsigned>(at.blockRows), NV = static_cast<unsigned>(at.blockCols);
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
     AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols);
     const unsigned nv = acc.nv;

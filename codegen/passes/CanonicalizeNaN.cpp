@@ -122,7 +122,7 @@ private:
 
 } // namespace
 
-bool canonicalizeNaN(Kernel &kernel, DiagnosticEngine &) {
+bool canonicalizeNaN(Kernel &kernel, const PassContext &) {
   SeenValues seen(kernel);
   bool changed = false;
   walk(kernel, [&](Op &op) {

@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_CANONICALIZENAN_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -24,7 +24,7 @@ namespace tilejit::passes {
 /// are not seen.
 /// Pre: fused (looks through `fused` bodies).
 /// Post: the attribute on every such op as above; nothing else changed.
-bool canonicalizeNaN(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool canonicalizeNaN(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

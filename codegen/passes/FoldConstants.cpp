@@ -326,7 +326,7 @@ private:
 
 } // namespace
 
-bool foldConstants(Kernel &kernel, DiagnosticEngine &) {
+bool foldConstants(Kernel &kernel, const PassContext &) {
   return Folder(kernel).run();
 }
 

@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_FOLDCONSTANTS_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -20,7 +20,7 @@ namespace tilejit::passes {
 /// bounds run zero iterations, and removes unused ops without side effects.
 /// Pre: no `const_param` left (run `specialize` first) for full effect.
 ///   %c = const {value = 1} : i1; %r = if %c { yield %a } else { yield %b }  =>  uses of %r use %a
-bool foldConstants(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool foldConstants(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

@@ -247,7 +247,7 @@ private:
 
 } // namespace
 
-bool fuseElementwise(Kernel &kernel, DiagnosticEngine &) {
+bool fuseElementwise(Kernel &kernel, const PassContext &) {
   return Fuser(kernel).run();
 }
 

@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_FUSEELEMENTWISE_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -16,7 +16,7 @@ namespace tilejit::passes {
 /// Scalar ops are untouched.
 ///   %2 = sub %0, %1 : tile<f32, 8>; %3 = exp %2 : tile<f32, 8>
 ///     =>  %3 = fused %0, %1 { ^(%a: f32, %b: f32): %t = sub %a, %b; %e = exp %t; yield %e }
-bool fuseElementwise(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool fuseElementwise(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

@@ -7,7 +7,7 @@
 
 namespace tilejit::passes {
 
-bool insertBoundsChecks(ir::Kernel &kernel, DiagnosticEngine &) {
+bool insertBoundsChecks(ir::Kernel &kernel, const PassContext &) {
   if (!kernel.debug)
     return false;
   std::map<const ir::Value *, std::string> names;

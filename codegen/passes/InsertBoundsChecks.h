@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_INSERTBOUNDSCHECKS_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -18,7 +18,7 @@ namespace tilejit::passes {
 ///   %v = load_scalar %x, %i : f32
 ///     =>  check_bounds %x, %i {extent = [1], name = "load_scalar of x"}
 ///         %v = load_scalar %x, %i : f32
-bool insertBoundsChecks(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool insertBoundsChecks(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

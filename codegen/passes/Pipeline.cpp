@@ -7,6 +7,7 @@
 #include "codegen/passes/InsertBoundsChecks.h"
 #include "codegen/passes/PlanBuffers.h"
 #include "codegen/passes/ResolveOverlap.h"
+#include "codegen/passes/SelectMma.h"
 #include "codegen/passes/Specialize.h"
 #include "dsl/ir/Verifier.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 struct PassInfo {
   const char *name;
-  bool (*run)(ir::Kernel &, DiagnosticEngine &);
+  bool (*run)(ir::Kernel &, const PassContext &);
 };
 
 const PassInfo kPasses[] = {
@@ -48,7 +49,7 @@ bool runPasses(ir::Kernel &kernel, const std::vector<std::string> &names,
       return false;
     }
     unsigned errorsBefore = diags.numErrors();
-    bool changed = pass->run(kernel, diags);
+    bool changed = pass->run(kernel, PassContext{options.target, diags});
     if (diags.numErrors() != errorsBefore)
       return false;
     if (options.afterPass)

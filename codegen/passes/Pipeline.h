@@ -9,8 +9,7 @@
 #ifndef TILEJIT_CODEGEN_PASSES_PIPELINE_H
 #define TILEJIT_CODEGEN_PASSES_PIPELINE_H
 
-#include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 #include <functional>
 #include <string>
@@ -19,14 +18,16 @@
 namespace tilejit::passes {
 
 struct PipelineOptions {
+  /// The target the passes decide for (select-mma, ...); lowerToLLVM must be
+  /// given the same one. The default is a plain AVX2 description.
+  codegen::TargetInfo target;
   /// Called after every pass with its kebab-case name and whether it changed
   /// anything (for --print-after-all and dumps).
   std::function<void(const std::string &pass, const ir::Kernel &, bool changed)>
       afterPass;
 };
 
-/// The default pipeline: specialize, fold-constants, fuse-elementwise,
-/// plan-buffers (in that order). Returns false with diagnostics on failure
+/// The default pipeline: every pass of Passes.def, in that order. Returns false with diagnostics on failure
 /// (e.g. the local-buffer budget is exceeded).
 bool runDefaultPipeline(ir::Kernel &kernel, DiagnosticEngine &diags,
                         const PipelineOptions &options = {});

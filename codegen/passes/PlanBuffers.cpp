@@ -272,8 +272,8 @@ private:
 
 } // namespace
 
-bool planBuffers(Kernel &kernel, DiagnosticEngine &diags) {
-  Planner(kernel, diags).run();
+bool planBuffers(Kernel &kernel, const PassContext &ctx) {
+  Planner(kernel, ctx.diags).run();
   return true;
 }
 

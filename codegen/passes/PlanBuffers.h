@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_PLANBUFFERS_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -17,7 +17,7 @@ constexpr int64_t kDefaultLocalBudget = 196608;
 /// `scratchBytes` and `buffersPlanned`; exceeding the budget is an error that
 /// names the largest tiles.
 /// Pre: fused (codegen reads inputs of `fused` ops from their buffers).
-bool planBuffers(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool planBuffers(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

@@ -91,7 +91,7 @@ Relation relate(const Op &load, const Op &store) {
 
 } // namespace
 
-bool resolveOverlap(Kernel &kernel, DiagnosticEngine &) {
+bool resolveOverlap(Kernel &kernel, const PassContext &) {
   bool changed = false;
   walk(kernel, [&](Op &op) {
     if (op.kind() != OpKind::Store)

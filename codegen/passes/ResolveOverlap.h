@@ -3,7 +3,7 @@
 #define TILEJIT_CODEGEN_PASSES_RESOLVEOVERLAP_H
 
 #include "dsl/ir/IR.h"
-#include "dsl/support/Diagnostics.h"
+#include "codegen/passes/PassContext.h"
 
 namespace tilejit::passes {
 
@@ -22,7 +22,7 @@ namespace tilejit::passes {
 /// (the whole source tile read first) hold under every decision.
 /// Pre: fused (the inputs of `fused` ops are what is read in place).
 /// Post: every other op unchanged.
-bool resolveOverlap(ir::Kernel &kernel, DiagnosticEngine &diags);
+bool resolveOverlap(ir::Kernel &kernel, const PassContext &ctx);
 
 } // namespace tilejit::passes
 

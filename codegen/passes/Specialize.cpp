@@ -5,7 +5,7 @@
 
 namespace tilejit::passes {
 
-bool specializeKernel(ir::Kernel &kernel, DiagnosticEngine &) {
+bool specializeKernel(ir::Kernel &kernel, const PassContext &) {
   bool changed = false;
   ir::UseReplacer replacer;
   ir::walk(kernel, [&](ir::Op &op) {

@@ -145,6 +145,20 @@ bool parseOverlap(const std::string &name, Overlap &out) {
   return false;
 }
 
+const char *mmaFormName(MmaForm f) {
+  static const char *const names[] = {"none", "dot", "broadcast", "bf16pairs", "amx"};
+  return names[static_cast<unsigned>(f)];
+}
+
+bool parseMmaForm(const std::string &name, MmaForm &out) {
+  for (MmaForm f : {MmaForm::Dot, MmaForm::Broadcast, MmaForm::Bf16Pairs, MmaForm::Amx})
+    if (name == mmaFormName(f)) {
+      out = f;
+      return true;
+    }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Ops and blocks
 //===----------------------------------------------------------------------===//

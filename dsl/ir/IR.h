@@ -102,10 +102,16 @@
 ///               a is [M, K] (or [K, M] with transA), b is [K, N] (or [N, K]
 ///               with transB), element kinds f32|f16|bf16|i8, acc is
 ///               tile<f32, M, N>. result[m, n] = acc[m, n] + sum_k a[m,k]*b[k,n]
-///               computed in f32 with one fma per k in ascending k (with
-///               transB and few rows: lane partials summed by halving, then
-///               added to acc; docs/dsl.md 8.7). nan: as for arithmetic
-///               (NaN bits above).
+///               computed in f32; the order of the sum is the one of the
+///               `form` that select-mma chose (its header,
+///               codegen/passes/SelectMma.h, states each). nan: as for
+///               arithmetic (NaN bits above). Set by select-mma: `form`
+///               (dot|broadcast|bf16pairs|amx), `dpbf16` (the dot and
+///               broadcast forms sum bf16 product pairs with vdpbf16ps),
+///               `block = [rows, cols]` (the register block), and
+///               `pack_a`/`pack_b = N` (the operand is packed into a panel
+///               before the mma, hoisted out of the N innermost `for` loops
+///               around it; no attribute: read where it is).
 /// - `fused`     (inputs...); ; one tile result. Produced by the
 ///               fuse-elementwise pass. Inputs are tiles (each of the result's
 ///               rank, dimensions 1 or the result's: broadcast) or scalars. The
@@ -343,6 +349,12 @@ enum class Overlap : uint8_t { None, Disjoint, InPlace, Buffered, Checked };
 const char *overlapName(Overlap o);
 /// Parses a printed name; returns false if unknown.
 bool parseOverlap(const std::string &name, Overlap &out);
+/// How an `mma` is computed (select-mma; codegen/passes/SelectMma.h).
+enum class MmaForm : uint8_t { None, Dot, Broadcast, Bf16Pairs, Amx };
+/// Printed name: "dot", "broadcast", "bf16pairs", "amx" ("none").
+const char *mmaFormName(MmaForm f);
+/// Parses a printed name; returns false if unknown.
+bool parseMmaForm(const std::string &name, MmaForm &out);
 enum class ReduceKind : uint8_t { Sum, Max, Min };
 const char *predicateName(CmpPredicate p);
 const char *reduceKindName(ReduceKind k);
@@ -393,6 +405,14 @@ struct OpAttrs {
   CmpPredicate predicate = CmpPredicate::Eq; ///< cmp
   ReduceKind reduceKind = ReduceKind::Sum;   ///< reduce
   bool transA = false, transB = false;       ///< mma
+  MmaForm mmaForm = MmaForm::None; ///< mma: the form (select-mma)
+  bool dpbf16 = false;        ///< mma (dot, broadcast): bf16 pairs, vdpbf16ps
+  /// mma: the register block (rows of a, and vectors of the result per row
+  /// or, in the dot form, rows of b per pass); 0: none.
+  int64_t blockRows = 0, blockCols = 0;
+  /// mma: operand a / b packed before it, hoisted out of that many of the
+  /// `for` loops around it (0: right before it); -1: not packed.
+  int64_t packA = -1, packB = -1;
   bool hasMask = false;       ///< load, store, gather, scatter, check_bounds
   bool stream = false;        ///< store: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read

@@ -625,6 +625,10 @@ private:
         a.spread = true;
         continue;
       }
+      if (name == "dpbf16") {
+        a.dpbf16 = true;
+        continue;
+      }
       if (name == "transA" || name == "transB") {
         (name == "transA" ? a.transA : a.transB) = true;
         continue;
@@ -651,6 +655,17 @@ private:
           return false;
       } else if (name == "axis") {
         if (!parseInt(a.axis))
+          return false;
+      } else if (name == "form") {
+        if (tok_.kind != Tok::Ident || !parseMmaForm(tok_.text, a.mmaForm))
+          return errorHere("expected dot, broadcast, bf16pairs or amx");
+        advance();
+      } else if (name == "block") {
+        if (!expectPunct("[") || !parseInt(a.blockRows) || !expectPunct(",") ||
+            !parseInt(a.blockCols) || !expectPunct("]"))
+          return false;
+      } else if (name == "pack_a" || name == "pack_b") {
+        if (!parseInt(name == "pack_a" ? a.packA : a.packB))
           return false;
       } else if (name == "overlap") {
         if (tok_.kind != Tok::Ident || !parseOverlap(tok_.text, a.overlap))

@@ -133,6 +133,17 @@ private:
         parts.push_back("transA");
       if (a.transB)
         parts.push_back("transB");
+      if (a.mmaForm != MmaForm::None)
+        parts.push_back(std::string("form = ") + mmaFormName(a.mmaForm));
+      if (a.dpbf16)
+        parts.push_back("dpbf16");
+      if (a.blockRows)
+        parts.push_back("block = [" + std::to_string(a.blockRows) + ", " +
+                        std::to_string(a.blockCols) + "]");
+      if (a.packA >= 0)
+        parts.push_back("pack_a = " + std::to_string(a.packA));
+      if (a.packB >= 0)
+        parts.push_back("pack_b = " + std::to_string(a.packB));
       break;
     case OpKind::Load:
     case OpKind::Gather:

@@ -345,6 +345,21 @@ private:
       int64_t nn = op.attrs().transB ? b.shape()[0] : b.shape()[1];
       if (ka != kb || m != rt.shape()[0] || nn != rt.shape()[1])
         fail(op, "shapes do not form an M x K by K x N product");
+      // select-mma's decisions: a packing is hoisted out of loops that are
+      // there; a block has positive sides.
+      const OpAttrs &at = op.attrs();
+      int64_t loops = 0;
+      for (const Block *blk = op.parentBlock(); blk && blk->parentOp();
+           blk = blk->parentOp()->parentBlock())
+        loops += blk->parentOp()->kind() == OpKind::For;
+      for (int64_t pack : {at.packA, at.packB})
+        if (pack < -1 || pack > loops)
+          fail(op, "packing hoisted out of " + std::to_string(pack) + " loops, but " +
+                       std::to_string(loops) + " enclose the mma");
+      if (at.blockRows < 0 || at.blockCols < 0 || (at.blockRows == 0) != (at.blockCols == 0))
+        fail(op, "block must be [rows, cols] with both positive");
+      if (at.dpbf16 && (at.mmaForm != MmaForm::Dot && at.mmaForm != MmaForm::Broadcast))
+        fail(op, "dpbf16 applies to the dot and broadcast forms only");
       return;
     }
     case OpKind::Fused: {

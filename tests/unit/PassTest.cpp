@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/passes/Pipeline.h"
+#include "codegen/passes/SelectMma.h"
 #include "dsl/ir/IRParser.h"
 #include "dsl/ir/Printer.h"
 #include "dsl/ir/Verifier.h"
+#include "dsl/ir/Walk.h"
 
 #include <gtest/gtest.h>
 
@@ -507,7 +509,7 @@ TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
   EXPECT_EQ(passes::registeredPasses(),
             (std::vector<std::string>{"specialize", "insert-bounds-checks", "fold-constants",
                                       "fuse-elementwise", "resolve-overlap", "canonicalize-nan",
-                                      "plan-buffers"}));
+                                      "select-mma", "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
   EXPECT_FALSE(passes::runPasses(*k, {"no-such-pass"}, diags));
@@ -543,7 +545,7 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
                      "specialize unchanged", "insert-bounds-checks unchanged",
                      "fold-constants unchanged", "fuse-elementwise unchanged",
                      "resolve-overlap changed", "canonicalize-nan unchanged",
-                     "plan-buffers changed"}));
+                     "select-mma unchanged", "plan-buffers changed"}));
   // The store writes the region its value was loaded from.
   EXPECT_EQ(m->kernels[0]->body().ops().back()->attrs().overlap, ir::Overlap::InPlace);
 }
@@ -623,4 +625,58 @@ TEST(FuseElementwisePass, ColumnsBroadcastAlongRowsDoNotCount) {
   };
   EXPECT_EQ(groupsOf(8), 1);
   EXPECT_EQ(groupsOf(9), 2);
+}
+
+TEST(SelectMma, DecidesForTheTargetAndIsIdempotent) {
+  // b is loaded before the loop (its packing leaves it), a inside it.
+  const char *input = R"TIR(kernel @m(%a: tensor<f16, 2>, %b: tensor<f32, 2>, %n: i64) {
+  grid {
+    %0 = const {value = 1} : i64
+    yield %0
+  }
+  body {
+    %1 = const {value = 0} : i64
+    %2 = const {value = 1} : i64
+    %3 = load %b, %1, %1 : tile<f32, 32, 64>
+    %4 = splat %1 : tile<i64, 4, 32>
+    %5 = const {value = 0.0} : f32
+    %6 = splat %5 : tile<f32, 4, 32>
+    %7 = for %1, %n, %2, %6 : tile<f32, 4, 32> {
+    ^(%8: i64, %9: tile<f32, 4, 32>):
+      %10 = load %a, %8, %1 : tile<f16, 4, 64>
+      %11 = mma %10, %3, %9 {transB} : tile<f32, 4, 32>
+      yield %11
+    }
+  }
+}
+)TIR";
+  auto mmaOf = [](ir::Kernel &k) {
+    ir::Op *found = nullptr;
+    ir::walk(k, [&](ir::Op &op) {
+      if (op.kind() == ir::OpKind::Mma)
+        found = &op;
+    });
+    return found;
+  };
+  for (unsigned bits : {256u, 512u}) {
+    DiagnosticEngine diags;
+    auto m = ir::parseModule(diags, diags.addBuffer("m.tir", input));
+    ASSERT_TRUE(m) << diags.renderAll();
+    codegen::TargetInfo target;
+    target.vectorBits = bits;
+    passes::PassContext ctx{target, diags};
+    EXPECT_TRUE(passes::selectMma(*m->kernels[0], ctx));
+    const ir::OpAttrs &at = mmaOf(*m->kernels[0])->attrs();
+    // Four rows are few at both widths: the dot form, R rows of b a pass.
+    EXPECT_EQ(at.mmaForm, ir::MmaForm::Dot);
+    EXPECT_EQ(at.blockRows, 4);
+    EXPECT_EQ(at.blockCols, bits == 512 ? 4 : 2);
+    EXPECT_EQ(at.packA, 0); // f16, changes with the loop: converted here
+    EXPECT_EQ(at.packB, -1);
+    EXPECT_FALSE(passes::selectMma(*m->kernels[0], ctx));
+    EXPECT_TRUE(ir::verify(*m->kernels[0], diags)) << diags.renderAll();
+    // A packing hoisted out of more loops than there are is rejected.
+    mmaOf(*m->kernels[0])->attrs().packA = 2;
+    EXPECT_FALSE(ir::verify(*m->kernels[0], diags));
+  }
 }
