@@ -2,11 +2,10 @@
 ///
 /// \file
 /// The JIT seen from an operator's host side: the process's compiler, a
-/// compiled kernel for a specialisation (through a table of tiling keys
-/// already made), a launch, and how many programs a grid should have. Here
-/// the JIT's llvm::Error becomes an aclnn status (561003 for a kernel that
-/// cannot be had, 561000 for a launch that fails): nothing above sees an
-/// llvm::Error.
+/// compiled kernel for a specialisation, a launch, and how many programs a
+/// grid should have. Here the JIT's llvm::Error becomes an aclnn status
+/// (561003 for a kernel that cannot be had, 561000 for a launch that fails):
+/// nothing above sees an llvm::Error.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_HOST_KERNELS_H

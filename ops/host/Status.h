@@ -16,10 +16,10 @@
 ///    tiling and launch): host::Status, an aclnn code and a message naming
 ///    the argument and the rule; a result goes through an out-parameter, as
 ///    the C API's own do (hostCompiler, getKernel, lastLevelCacheBytes).
-///  - Inside (the JIT, the samples, the key table in ops/host/Kernels.cpp):
-///    llvm::Expected / llvm::Error. An llvm::Error becomes a Status where
-///    the host side calls in: ops/host/Kernels.cpp (a kernel: 561003,
-///    561000) and ops/common/HostCache.cpp (an option: 361001).
+///  - Inside (the JIT, the samples): llvm::Expected / llvm::Error. An
+///    llvm::Error becomes a Status where the host side calls in:
+///    ops/host/Kernels.cpp (a kernel: 561003, 561000) and
+///    ops/common/HostCache.cpp (an option: 361001).
 ///  - Invariants the code itself guarantees: assert.
 /// No exceptions, and no bool-plus-string out-parameters.
 ///
