@@ -14,8 +14,8 @@
 ///     if (!a.key)
 ///       return Status::error(status::ParamNullptr, "key must not be null");
 ///     ...                                    // validation, tiling
-///     executor.setLaunch([=](const LaunchContext &) { ...; return Status();
-///     }); return Status::ok();
+///     executor.setLaunch([=](const LaunchContext &) { ... });  // phase 2
+///     return Status::ok();
 ///   }
 ///   // ops/scatter_pa_kv_cache/ScatterPaKvCacheAclnn.cpp
 ///   void ops::registerScatterPaKvCache() {
