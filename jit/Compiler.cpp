@@ -290,6 +290,24 @@ struct Compiler::Impl {
                                       const std::string &kernel,
                                       const Specialization &spec);
 
+  /// Keys made, by request: the source text, the kernel, the specialisation
+  /// as given and the options. A request is bound once; asking again costs
+  /// a mix of the specialisation's own hash and a probe. Entries are never
+  /// erased, so a key found stays valid.
+  struct MadeKey {
+    uint64_t sourceHash;
+    std::string kernel;
+    Specialization spec;
+    unsigned optLevel;
+    bool debug;
+    TilingKey key;
+  };
+  mutable std::shared_mutex madeMutex;
+  std::unordered_multimap<uint64_t, MadeKey> made;
+  llvm::Expected<const TilingKey *> keyFor(const KernelSource &source, const std::string &kernel,
+                                           const Specialization &spec,
+                                           const CompileOptions &options);
+
   /// Requests seen since startRecording().
   std::atomic<bool> recording{false};
   mutable std::mutex recordMutex;
@@ -638,41 +656,74 @@ llvm::Expected<Specialization> Compiler::specialize(const KernelSource &source,
   return impl_->bind(source, kernel, spec);
 }
 
-llvm::Expected<TilingKey>
-Compiler::makeKey(const KernelSource &source, const std::string &kernel,
-                  const Specialization &spec,
-                  const CompileOptions &options) const {
+llvm::Expected<const TilingKey *>
+Compiler::Impl::keyFor(const KernelSource &source, const std::string &kernel,
+                       const Specialization &spec, const CompileOptions &options) {
+  const bool debug = options.debug.value_or(Options::process().debug());
+  uint64_t h = (source.hash() ^ spec.hash()) * 0x9E3779B97F4A7C15ull;
+  h = (h ^ hashBytes(kernel.data(), kernel.size())) * 0x100000001B3ull;
+  h = (h ^ (options.optLevel * 2 + debug)) * 0x100000001B3ull;
+  auto matches = [&](const MadeKey &m) {
+    return m.sourceHash == source.hash() && m.optLevel == options.optLevel &&
+           m.debug == debug && m.kernel == kernel && m.spec == spec;
+  };
+  {
+    std::shared_lock lock(madeMutex);
+    auto [lo, hi] = made.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (matches(it->second))
+        return &it->second.key;
+  }
   // One specialisation, one key: the parameters are bound to the kernel's
-  // declaration (defaults applied, values canonical) before anything is
-  // hashed, and a bad one is an error here rather than after keying.
-  auto bound = impl_->bind(source, kernel, spec);
+  // declaration (defaults applied, values typed and canonical) before
+  // anything is hashed, and a bad one is an error here rather than after
+  // keying. Failures are not kept.
+  auto bound = bind(source, kernel, spec);
   if (!bound)
     return bound.takeError();
   TilingKey::Fields f;
   f.kernel = kernel;
   f.sourceHash = source.hash();
   f.params = std::move(*bound);
-  f.level = impl_->target.levelName;
-  f.cpu = impl_->target.info.cpu;
-  f.features = impl_->target.info.features;
-  f.l1dBytes = impl_->target.info.l1dBytes;
+  f.level = target.levelName;
+  f.cpu = target.info.cpu;
+  f.features = target.info.features;
+  f.l1dBytes = target.info.l1dBytes;
   // The release and the compiler's fingerprint: a rebuilt compiler never
   // serves a kernel compiled by another build of itself from the disk cache.
   f.tilejitVersion = TILEJIT_VERSION "+" TILEJIT_COMPILER_FINGERPRINT;
   f.llvmVersion = TILEJIT_LLVM_VERSION;
   f.optLevel = options.optLevel;
-  f.debug = options.debug.value_or(Options::process().debug());
-  return TilingKey(std::move(f));
+  f.debug = debug;
+  TilingKey key(std::move(f));
+  std::unique_lock lock(madeMutex);
+  auto [lo, hi] = made.equal_range(h);
+  for (auto it = lo; it != hi; ++it)
+    if (matches(it->second))
+      return &it->second.key;
+  auto it = made.emplace(
+      h, MadeKey{source.hash(), kernel, spec, options.optLevel, debug, std::move(key)});
+  return &it->second.key;
+}
+
+llvm::Expected<TilingKey>
+Compiler::makeKey(const KernelSource &source, const std::string &kernel,
+                  const Specialization &spec,
+                  const CompileOptions &options) const {
+  auto key = impl_->keyFor(source, kernel, spec, options);
+  if (!key)
+    return key.takeError();
+  return **key;
 }
 
 llvm::Expected<KernelRef> Compiler::get(const KernelSource &source,
                                         const std::string &kernel,
                                         const Specialization &spec,
                                         const CompileOptions &options) {
-  auto key = makeKey(source, kernel, spec, options);
+  auto key = impl_->keyFor(source, kernel, spec, options);
   if (!key)
     return key.takeError();
-  return get(*key, source);
+  return get(**key, source);
 }
 
 llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,

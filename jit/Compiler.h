@@ -199,7 +199,10 @@ public:
                                             const std::string &kernel,
                                             const Specialization &spec) const;
 
-  /// The tiling key for this request, without compiling anything.
+  /// The tiling key for this request, without compiling anything. Each
+  /// distinct request (source text, kernel, specialisation as given,
+  /// options) is bound once; the key made is kept, so asking again costs a
+  /// probe by the specialisation's own hash.
   llvm::Expected<TilingKey> makeKey(const KernelSource &source,
                                     const std::string &kernel,
                                     const Specialization &spec,

@@ -99,6 +99,11 @@ public:
     rehash();
   }
 
+  /// From text pairs, as the command line, Python and manifests give them
+  /// (binding parses each by its parameter's kind).
+  Specialization(const std::vector<std::pair<std::string, std::string>> &text)
+      : Specialization(text.begin(), text.end()) {}
+
   /// Adds an entry (kept sorted by name; a repeated name is kept after the
   /// first, for binding to report).
   void emplace_back(std::string name, SpecValue value);

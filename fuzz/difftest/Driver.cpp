@@ -285,7 +285,8 @@ Verdict checkProgram(const Program &p, const std::string &text) {
   }
   Verdict v;
   jit::KernelSource source("difftest.tile", text);
-  jit::Specialization spec = specOf(p);
+  const std::vector<std::pair<std::string, std::string>> specText = specOf(p);
+  const jit::Specialization spec = specText;
   const std::vector<Argument> inputs = makeInputs(p);
   if (getenv("TILEJIT_DIFFTEST_DUMP")) // the inputs' bytes, for a human
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -347,7 +348,7 @@ Verdict checkProgram(const Program &p, const std::string &text) {
     if (!file) {
       v.notInterpreted = "parse error";
     } else {
-      std::map<std::string, std::string> specMap(spec.begin(), spec.end());
+      std::map<std::string, std::string> specMap(specText.begin(), specText.end());
       auto res = interpret(*file, p.kernel, specMap, inputs);
       if (auto *o = std::get_if<Outcome>(&res))
         ref = std::move(*o);

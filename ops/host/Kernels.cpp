@@ -12,67 +12,6 @@
 
 namespace tilejit::host {
 
-namespace {
-
-/// Tiling keys already made, by (source, kernel, specialisation). Making a
-/// key binds the specialisation and builds strings (the target's feature list
-/// among them); finding a made one is a hash of the kernel's name, the
-/// specialisation's own hash and a probe, so a decode-sized call
-/// spends well under a microsecond looking its kernel up.
-class KeyTable {
-public:
-  llvm::Expected<const jit::TilingKey *> find(const jit::KernelSource &source,
-                                              const std::string &kernel,
-                                              const jit::Specialization &spec) {
-    uint64_t h = source.hash() * 0x9E3779B97F4A7C15ull;
-    auto mix = [&h](const std::string &s) {
-      for (unsigned char c : s)
-        h = (h ^ c) * 0x100000001B3ull;
-      h = (h ^ 0xFF) * 0x100000001B3ull;
-    };
-    mix(kernel);
-    // The specialisation hashed itself when it was built.
-    h = (h ^ spec.hash()) * 0x100000001B3ull;
-    auto matches = [&](const Entry &e) {
-      return e.sourceHash == source.hash() && e.kernel == kernel &&
-             e.spec == spec;
-    };
-    {
-      std::shared_lock lock(mutex_);
-      auto [lo, hi] = entries_.equal_range(h);
-      for (auto it = lo; it != hi; ++it)
-        if (matches(it->second))
-          return &it->second.key; // nodes are never erased
-    }
-    auto compiler = jit::Compiler::instance(jit::TargetLevel::Host);
-    if (!compiler)
-      return compiler.takeError();
-    auto made = compiler->makeKey(source, kernel, spec);
-    if (!made)
-      return made.takeError();
-    std::unique_lock lock(mutex_);
-    auto [lo, hi] = entries_.equal_range(h);
-    for (auto it = lo; it != hi; ++it)
-      if (matches(it->second))
-        return &it->second.key;
-    auto it = entries_.emplace(
-        h, Entry{source.hash(), kernel, spec, std::move(*made)});
-    return &it->second.key;
-  }
-
-private:
-  struct Entry {
-    uint64_t sourceHash;
-    std::string kernel;
-    jit::Specialization spec;
-    jit::TilingKey key;
-  };
-  std::shared_mutex mutex_;
-  std::unordered_multimap<uint64_t, Entry> entries_;
-};
-
-} // namespace
-
 Status hostCompiler(jit::Compiler *&compiler) {
   auto c = jit::Compiler::instance(jit::TargetLevel::Host);
   if (!c)
@@ -86,14 +25,12 @@ Status getKernel(const jit::KernelSource &source, const std::string &kernel,
                  const jit::Specialization &spec,
                  std::shared_ptr<const jit::CompiledKernel> &out,
                  KernelUse *use) {
-  static KeyTable keys;
-  auto key = keys.find(source, kernel, spec);
-  if (!key)
-    return Status::error(
-        status::InnerFindKernel, "kernel ", kernel, " of ",
-        source.name(), " has no tiling key: ", llvm::toString(key.takeError()));
-  // A key was made, so the host's compiler exists.
-  auto ref = jit::Compiler::instance().get(**key, source);
+  jit::Compiler *compiler = nullptr;
+  if (Status s = hostCompiler(compiler); !s)
+    return s;
+  // The compiler keeps the key of each request it has seen: a decode-sized
+  // call finds its kernel by the specialisation's own hash and two probes.
+  auto ref = compiler->get(source, kernel, spec);
   if (!ref)
     return Status::error(status::InnerFindKernel, "kernel ", kernel,
                          " of ", source.name(),
