@@ -111,3 +111,31 @@ TEST(GuardedParams, TheConditionMustBeKnownAtCompileTime) {
 }
 
 } // namespace
+
+// The public specialisation: typed values or text, one bound value, one
+// kernel; `specialize` returns the bound, typed value and names the
+// parameter and the rule when a value is wrong.
+TEST(GuardedParams, TypedAndTextSpecialisationsAreOneKernel) {
+  auto typed = tilejit::compile(source(), "shift",
+                                {{"BIAS", true}, {"MODE", tilejit::SpecValue::enumerator("SUB")}});
+  ASSERT_TRUE(typed) << typed.error();
+  auto text = tilejit::compile(source(), "shift", {{"MODE", "SUB"}, {"BIAS", "1"}});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_EQ(typed->key(), text->key());
+  EXPECT_EQ(typed->key().rfind("shift[BIAS=true,MODE=SUB]@", 0), 0u) << typed->key();
+
+  auto bound = tilejit::specialize(source(), "shift", {{"BIAS", "0x1"}});
+  ASSERT_TRUE(bound) << bound.error();
+  ASSERT_EQ(bound->size(), 2u);
+  EXPECT_EQ((*bound)[0].first, "BIAS");
+  EXPECT_EQ((*bound)[0].second.kind(), tilejit::SpecValue::Kind::Bool);
+  EXPECT_TRUE((*bound)[0].second.boolean());
+  EXPECT_EQ((*bound)[1].first, "MODE");
+  EXPECT_EQ((*bound)[1].second, tilejit::SpecValue::enumerator("ADD")) << "the default";
+
+  auto wrong = tilejit::specialize(source(), "shift", {{"BIAS", 2}});
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.errorKind(), tilejit::ErrorKind::Compile);
+  EXPECT_NE(wrong.error().find("'2' is an integer, but 'BIAS' takes a boolean"), std::string::npos)
+      << wrong.error();
+}
