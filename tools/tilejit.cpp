@@ -14,7 +14,8 @@
 //                  being the (nonzero) exit status.
 //   -o, --output   the result goes to this file instead of stdout (JSON
 //                  with --json, else text); failures still go to stdout
-//                  (--json) or stderr, so the file only ever holds a result.
+//                  (--json) or stderr, so the file only ever holds a result
+//                  (a command that fails before it has one leaves no file).
 // Progress lines and warnings are text on stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -407,7 +408,8 @@ struct OutputFlags {
   void addTo(CLI::App *verb, const std::string &jsonHelp) {
     verb->add_flag("--json", json, jsonHelp);
     verb->add_option("-o,--output", output,
-                     "write the result to this file instead of stdout (JSON with --json)");
+                     "write the result to this file instead of stdout (JSON with --json)")
+        ->type_name("PATH");
   }
 };
 
@@ -542,9 +544,11 @@ int main(int argc, char **argv) {
   benchCmd->add_option("--filter", benchArgs.filter, "only the cases whose name matches this regex");
   flags.addTo(benchCmd, "the whole document (host, limits, peers, every case) as JSON "
                         "(without: one line per case; with --list: the names)");
-  benchCmd->add_option("--report", benchArgs.reportDir,
-                       "also write the JSON document (HOST-COMMIT.json), the Markdown report "
-                       "and its plots into this directory");
+  benchCmd
+      ->add_option("--report", benchArgs.reportDir,
+                   "also write the JSON document (HOST-COMMIT.json), the Markdown report "
+                   "and its plots into this directory")
+      ->type_name("DIR");
   benchCmd->add_flag("--quick", benchArgs.quick, "few samples per case (CI)");
   benchCmd->add_option("--samples", benchArgs.samples, "alternating samples per case (default 15)");
   benchCmd->add_flag("--no-peer", benchArgs.noPeer, "do not start the PyTorch peer");
@@ -596,11 +600,12 @@ int main(int argc, char **argv) {
         if (e.convertToErrorCode() == std::errc::invalid_argument)
           code = 2;
       });
-      return fail("bench: " + message, code);
+      rc = fail("bench: " + message, code);
+    } else {
+      rc = *status;
     }
-    rc = *status;
 #else
-    return fail("this tilejit was built without the benchmarks (TILE_ENABLE_BENCH=OFF)");
+    rc = fail("this tilejit was built without the benchmarks (TILE_ENABLE_BENCH=OFF)");
 #endif
   } else if (*compile) {
     rc = compileCommand(file, kernel, sets, emit, json, target);
@@ -622,7 +627,7 @@ int main(int argc, char **argv) {
                     << "\n";
       }
       if (!manifestOut)
-        return fail("cannot write " + recordPath);
+        rc = fail("cannot write " + recordPath);
     }
   } else if (*warm) {
     rc = warmCommand(manifest, warmThreads, json);
@@ -630,5 +635,13 @@ int main(int argc, char **argv) {
   out->flush();
   if (!*out)
     return fail("cannot write " + (flags.output.empty() ? std::string("stdout") : flags.output));
+  // A command that failed before it had a result leaves no empty file
+  // behind (a device such as /dev/null is left alone).
+  if (rc != 0 && outputFile.is_open() && outputFile.tellp() == 0) {
+    outputFile.close();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(flags.output, ec))
+      std::filesystem::remove(flags.output, ec);
+  }
   return rc;
 }
