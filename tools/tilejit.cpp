@@ -423,14 +423,20 @@ int cacheCommand(CLI::App *stats, CLI::App *ls, CLI::App *clear, CLI::App *prune
       ++entries;
       bytes += l.bytes;
     }
+    const char *mode = disk.mode() == jit::DiskCache::Mode::ReadWrite ? "readwrite"
+                       : disk.mode() == jit::DiskCache::Mode::Read    ? "read"
+                                                                      : "off";
     if (json)
       printJson({{"entries", entries},          {"bytes", bytes},
                  {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
-                 {"compiles", s.compiles},      {"dir", disk.dir()}});
+                 {"compiles", s.compiles},      {"dir", disk.dir()},
+                 {"mode", mode},                {"max_bytes", disk.maxBytes()}});
     else
-      fmt::print(*out, "dir {}\nentries {}\nbytes {}\nmemory_hits {}\ndisk_hits {}\ncompiles {}\n",
-                 disk.dir().empty() ? "(disk cache off)" : disk.dir(), entries, bytes,
-                 s.memoryHits, s.diskHits, s.compiles);
+      fmt::print(*out,
+                 "dir {}\nmode {}\nmax_bytes {}\nentries {}\nbytes {}\nmemory_hits {}\n"
+                 "disk_hits {}\ncompiles {}\n",
+                 disk.dir().empty() ? "(disk cache off)" : disk.dir(), mode, disk.maxBytes(),
+                 entries, bytes, s.memoryHits, s.diskHits, s.compiles);
     return 0;
   }
   if (*ls) {
