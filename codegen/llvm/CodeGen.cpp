@@ -347,20 +347,7 @@ void CodeGen::emitProgram(const std::string &name) {
   nprog_ = fn_->getArg(2);
   scratch_ = fn_->getArg(3);
   scalars_.clear();
-  useCounts_.clear();
-  singleUser_.clear();
-  std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
-    for (const auto &o : blk.ops()) {
-      for (const ir::Value *v : o->operands()) {
-        ++useCounts_[v];
-        singleUser_[v] = o.get();
-      }
-      if (o->kind() != OpKind::Fused)
-        for (unsigned i = 0; i < o->numBlocks(); ++i)
-          count(*o->block(i));
-    }
-  };
-  count(kernel_.body());
+  uses_.emplace(kernel_);
   loadTensors(fn_->getArg(0), false);
   emitBlock(kernel_.body());
   if (streamed_)
@@ -830,56 +817,20 @@ CodeGen::Forwarded CodeGen::accessOf(const ir::Value *v) {
   return f;
 }
 
-bool CodeGen::writesBetween(const ir::Op &from, const ir::Op &to) {
-  std::function<bool(const ir::Op &)> writes = [&](const ir::Op &o) {
-    if (o.kind() == OpKind::Store || o.kind() == OpKind::Scatter ||
-        o.kind() == OpKind::StoreScalar)
-      return true;
-    for (unsigned i = 0; i < o.numBlocks(); ++i)
-      for (const auto &inner : o.block(i)->ops())
-        if (writes(*inner))
-          return true;
-    return false;
-  };
-  const auto &ops = from.parentBlock()->ops();
-  size_t i = 0;
-  while (ops[i].get() != &from)
-    ++i;
-  for (++i; i < ops.size() && ops[i].get() != &to; ++i)
-    if (writes(*ops[i]))
-      return true;
-  return false;
-}
 
-const ir::Op *CodeGen::forwardableStore(const ir::Op &fused) {
-  const ir::Value *r = fused.result();
-  if (useCounts_.lookup(r) != 1)
-    return nullptr;
-  const ir::Op *user = singleUser_.lookup(r);
-  if (!user || user->kind() != OpKind::Store || user->attrs().hasMask ||
-      user->parentBlock() != fused.parentBlock())
-    return nullptr;
-  // resolve-overlap found the value reads the region being written, shifted:
-  // it is computed into its buffer first, whole, then stored.
-  if (user->attrs().overlap == ir::Overlap::Buffered)
+const ir::Op *CodeGen::forwardedStore(const ir::Op &producer) {
+  const ir::Op *user = uses_->singleUser(producer.result());
+  if (!user || user->kind() != OpKind::Store || !user->attrs().forwarded)
     return nullptr;
   unsigned rank = user->operand(0)->type().rank();
-  if (user->operand(1 + rank) != r)
-    return nullptr;
-  // Writing early must not be observable: nothing between the two touches
-  // memory or holds code that might, and everything between is scalar.
-  const auto &ops = fused.parentBlock()->ops();
+  // forward-tiles left only pure scalar ops between the two.
+  const auto &ops = producer.parentBlock()->ops();
   size_t first = 0;
-  while (ops[first].get() != &fused)
+  while (ops[first].get() != &producer)
     ++first;
   size_t last = ++first;
-  for (; ops[last].get() != user; ++last) {
-    const ir::Op &o = *ops[last];
-    ir::OpFamily f = ir::family(o.kind());
-    if (f == ir::OpFamily::Memory || f == ir::OpFamily::Control ||
-        f == ir::OpFamily::Tile || (o.result() && o.result()->type().isTile()))
-      return nullptr;
-  }
+  while (ops[last].get() != user)
+    ++last;
   // The store's offsets may be computed between the two (`store(c, [i, 0],
   // load(...))` makes its constant 0 after the load): those pure scalar ops
   // are emitted now, before the copy, and again where they stand (LLVM
@@ -1191,20 +1142,11 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   for (unsigned d = 0; d < rank; ++d)
     lin = b_.CreateAdd(lin, b_.CreateMul(off[d], t.strides[d]));
 
-  // A load read by exactly one fused loop, or a store whose fused producer
-  // already wrote the in-bounds case, skips the copy through the buffer.
-  const ir::Op *user = isLoad ? singleUser_.lookup(tile) : nullptr;
-  // It reads the tensor when the consumer runs, so nothing in between may
-  // write memory (a store to the loaded tensor would show through). An mma
-  // with few rows reads b once, interleaved with its FMAs: from memory far
-  // away a bulk copy first keeps more misses in flight, so only a `cached`
-  // load (data the program has just brought in) is read in place there.
-  bool forwardLoad = isLoad && !mask && useCounts_.lookup(tile) == 1 && user &&
-                     user->parentBlock() == op.parentBlock() &&
-                     (user->kind() == OpKind::Fused ||
-                      (user->kind() == OpKind::Mma && user->operand(2) != tile &&
-                       (!mmaTakesFewRows(*user) || op.attrs().cached))) &&
-                     !writesBetween(op, *user);
+  // A load read in place by its one user (a fused loop or an mma), or a
+  // store whose producer already wrote the in-bounds case, skips the copy
+  // through the buffer (forward-tiles decided).
+  const ir::Op *user = isLoad ? uses_->singleUser(tile) : nullptr;
+  bool forwardLoad = isLoad && op.attrs().forward;
   llvm::Value *storeDone = nullptr;
   if (!isLoad) {
     auto it = forwardedStores_.find(&op);
@@ -1215,7 +1157,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // A load stored once, unchanged, right away (a tile copy): when both
   // tiles are whole and contiguous, rows go from tensor to tensor and the
   // store is done; otherwise both take their own paths through the buffer.
-  const ir::Op *copyTo = isLoad && !mask && !forwardLoad ? forwardableStore(op) : nullptr;
+  const ir::Op *copyTo = isLoad && op.attrs().copy ? forwardedStore(op) : nullptr;
 
   // A store of the same tensor that this load feeds (as its value, or
   // through the fused loop reading it in place) with offsets not known at
@@ -1225,16 +1167,17 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   llvm::Value *apart = nullptr;
   const ir::Op *checkedStore = copyTo;
   if (forwardLoad && user->kind() == OpKind::Fused)
-    checkedStore = useCounts_.lookup(user->result()) == 1 ? singleUser_.lookup(user->result())
-                                                          : nullptr;
+    checkedStore = uses_->singleUser(user->result());
   if (checkedStore && checkedStore->kind() == OpKind::Store &&
       checkedStore->operand(0) == op.operand(0) &&
       checkedStore->attrs().overlap == ir::Overlap::Checked) {
     apart = regionsApart(op, *checkedStore);
     setLocation(op.loc());
-    if (!apart) { // the store's offsets are not computable here
-      forwardLoad = false;
-      copyTo = nullptr;
+    if (!apart) { // forward-tiles made sure the store's offsets are computable here
+      diags_.error(op.loc(), "internal error: a forwarded load's checked store has offsets "
+                             "not computable at the load");
+      failed_ = true;
+      return;
     }
   }
 

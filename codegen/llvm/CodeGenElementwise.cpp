@@ -303,7 +303,7 @@ void CodeGen::emitFused(const ir::Op &op) {
   // Where the result goes: straight into the tensor when the only consumer is
   // the next store and the tile is in bounds, else the result's buffer.
   Forwarded out;
-  if (const ir::Op *st = forwardableStore(op)) {
+  if (const ir::Op *st = forwardedStore(op)) {
     const TensorInfo &t = tensors_[st->operand(0)];
     unsigned rank = t.sizes.size(), lead = rank - shape.size();
     std::vector<llvm::Value *> off;

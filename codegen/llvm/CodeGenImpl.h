@@ -12,6 +12,7 @@
 #define TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
 
 #include "codegen/llvm/CodeGen.h"
+#include "dsl/ir/Uses.h"
 #include "runtime/Runtime.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -317,8 +318,8 @@ private:
   /// such an op is spreading now.
   std::deque<PendingPrefetch> waiting_;
   std::optional<PendingPrefetch> prefetch_;
-  llvm::DenseMap<const ir::Value *, unsigned> useCounts_;
-  llvm::DenseMap<const ir::Value *, const ir::Op *> singleUser_;
+  /// Use counts and single users of the body (an analysis of dsl/ir).
+  std::optional<ir::Uses> uses_;
 
 public:
   /// How a row move reads the tile's mask: none; lane by lane; or one byte
@@ -344,10 +345,6 @@ public:
   /// inside the tensor, the innermost axis contiguous.
   llvm::Value *tileInBounds(const TensorInfo &t, const std::vector<llvm::Value *> &off,
                             const std::vector<int64_t> &shape);
-  /// Whether `mma` takes the few-rows kernels (passes::mmaFewRows).
-  bool mmaTakesFewRows(const ir::Op &mma) const;
-  /// Whether an op strictly between `from` and `to` (one block) writes memory.
-  bool writesBetween(const ir::Op &from, const ir::Op &to);
   /// Where a fused loop reads input `v` / writes result `v`.
   Forwarded accessOf(const ir::Value *v);
   /// Emits the pure scalar ops that compute `v` now, if they are not yet
@@ -359,10 +356,10 @@ public:
   /// same region of the same shape; null when the store's offsets cannot be
   /// computed at the load.
   llvm::Value *regionsApart(const ir::Op &load, const ir::Op &store);
-  /// If the op after `fused` (a fused loop or a load; ignoring pure scalar
-  /// ops) is an unmasked store of its result, returns that store (not one
-  /// whose overlap is `buffered`).
-  const ir::Op *forwardableStore(const ir::Op &fused);
+  /// The `store {forwarded}` that `producer` (a fused loop, or a `load
+  /// {copy}`) writes into, or null; emits the pure scalar ops between the
+  /// two now if the store's offsets need them.
+  const ir::Op *forwardedStore(const ir::Op &producer);
   llvm::DenseMap<const ir::Value *, TensorInfo> tensors_;
   bool failed_ = false;
 };

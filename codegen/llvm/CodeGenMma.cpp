@@ -42,7 +42,6 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGenImpl.h"
-#include "codegen/passes/SelectMma.h"
 
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
@@ -119,9 +118,6 @@ void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Val
                lanes_, acc.masks[i % acc.nv]);
 }
 
-bool CodeGen::mmaTakesFewRows(const ir::Op &mma) const {
-  return mma.result()->type().shape()[0] <= passes::mmaFewRows(target_);
-}
 
 void CodeGen::emitMma(const ir::Op &op) {
   if (op.attrs().mmaForm == ir::MmaForm::None) {

@@ -3,6 +3,7 @@
 
 #include "codegen/passes/CanonicalizeNaN.h"
 #include "codegen/passes/FoldConstants.h"
+#include "codegen/passes/ForwardTiles.h"
 #include "codegen/passes/FuseElementwise.h"
 #include "codegen/passes/InsertBoundsChecks.h"
 #include "codegen/passes/PlanBuffers.h"

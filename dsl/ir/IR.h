@@ -122,7 +122,9 @@
 ///               element at index I = body evaluated on the inputs' elements
 ///               at I. (The pass makes none that streams more than eight input
 ///               tiles, or reads more than 24; the IR itself does not limit
-///               them.)
+///               them.) Its one user may be a `store {forwarded}`, which
+///               the loop writes straight into where the tile is inside the
+///               tensor.
 /// Memory (global tensors are bounds-checked: an element whose index lies
 ///   outside [0, size) along any axis is never read or written):
 /// - `load`      (tensor, offsets[rank] (i64 scalars), [mask tile]); other,
@@ -130,7 +132,11 @@
 ///               tensor's. Tile dimensions map to the tensor's *trailing* r
 ///               axes; leading axes are indexed by their offset alone.
 ///               result[i] = tensor[off + i] when in bounds and mask[i], else
-///               `other` (attribute, default 0).
+///               `other` (attribute, default 0). Set by forward-tiles
+///               (codegen/passes/ForwardTiles.h): `forward` (its one user,
+///               a fused op or an mma, reads it in place where the tile is
+///               inside the tensor) or `copy` (its one user, a store of it,
+///               copies rows tensor to tensor there).
 /// - `store`     (tensor, offsets[rank], value tile, [mask tile]); hasMask,
 ///               stream (write around the caches where the tile is whole),
 ///               overlap; no result. Writes the in-bounds, unmasked
@@ -149,6 +155,9 @@
 ///               `checked` (offsets not known) compares the regions at run
 ///               time and takes the buffered way when they overlap unless
 ///               they are the same. No attribute: no such load.
+///               `forwarded` (forward-tiles): the op producing the value
+///               (a `fused` op or a `load {copy}`) does the in-bounds case;
+///               the store does only the rest.
 /// - `gather`    (tensor, indices[rank] (i32/i64 tiles of the result's
 ///               shape), [mask]); other, hasMask; tile.
 ///               result[i] = tensor[idx0[i], idx1[i], ...] if in bounds and
@@ -417,6 +426,12 @@ struct OpAttrs {
   bool stream = false;        ///< store: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read
                               ///< it in place (no bulk copy into the buffer)
+  bool forward = false;       ///< load: read in place by its one user
+                              ///< (forward-tiles)
+  bool copy = false;          ///< load: copied tensor to tensor by its one
+                              ///< user, a store (forward-tiles)
+  bool forwarded = false;     ///< store: its producer did the fast path
+                              ///< (forward-tiles)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
   Overlap overlap = Overlap::None; ///< store: against the loads feeding it
   bool canonicalNaN = false;  ///< float arithmetic, reduce, mma: a NaN

@@ -625,6 +625,10 @@ private:
         a.spread = true;
         continue;
       }
+      if (name == "forward" || name == "copy" || name == "forwarded") {
+        (name == "forward" ? a.forward : name == "copy" ? a.copy : a.forwarded) = true;
+        continue;
+      }
       if (name == "dpbf16") {
         a.dpbf16 = true;
         continue;

@@ -161,6 +161,12 @@ private:
         parts.push_back("stream");
       if (a.cached)
         parts.push_back("cached");
+      if (a.forward)
+        parts.push_back("forward");
+      if (a.copy)
+        parts.push_back("copy");
+      if (a.forwarded)
+        parts.push_back("forwarded");
       if (a.overlap != Overlap::None)
         parts.push_back(std::string("overlap = ") + overlapName(a.overlap));
       break;

@@ -420,6 +420,21 @@ private:
           fail(op, "offsets and indices must be i64");
       }
       checkMemory(op, rank);
+      // forward-tiles' marks: a load is read in place or copied, not both;
+      // a forwarded store's value comes from a fused loop or a copying load.
+      const OpAttrs &at = op.attrs();
+      if ((at.forward || at.copy) && (op.kind() != OpKind::Load || at.hasMask))
+        fail(op, "only an unmasked load is forwarded or copied");
+      if (at.forward && at.copy)
+        fail(op, "a load is read in place or copied, not both");
+      if (at.forwarded) {
+        const Op *def = op.kind() == OpKind::Store && !at.hasMask
+                            ? op.operand(1 + rank)->definingOp()
+                            : nullptr;
+        if (!def || !(def->kind() == OpKind::Fused ||
+                      (def->kind() == OpKind::Load && def->attrs().copy)))
+          fail(op, "a forwarded store's value must come from a fused op or a load {copy}");
+      }
       return;
     }
     case OpKind::CheckBounds: {

@@ -1,0 +1,171 @@
+//===- ForwardTiles.cpp - Tiles read and written in place -----------------===//
+#include "codegen/passes/ForwardTiles.h"
+
+#include "codegen/passes/SelectMma.h"
+#include "dsl/ir/Uses.h"
+#include "dsl/ir/Walk.h"
+
+#include <functional>
+#include <set>
+
+namespace tilejit::passes {
+
+using namespace ir;
+
+namespace {
+
+size_t positionOf(const Op &op) {
+  const auto &ops = op.parentBlock()->ops();
+  size_t i = 0;
+  while (ops[i].get() != &op)
+    ++i;
+  return i;
+}
+
+/// Whether an op strictly between `from` and `to` (one block) writes memory.
+bool writesBetween(const Op &from, const Op &to) {
+  std::function<bool(const Op &)> writes = [&](const Op &o) {
+    if (o.kind() == OpKind::Store || o.kind() == OpKind::Scatter ||
+        o.kind() == OpKind::StoreScalar)
+      return true;
+    for (unsigned i = 0; i < o.numBlocks(); ++i)
+      for (const auto &inner : o.block(i)->ops())
+        if (writes(*inner))
+          return true;
+    return false;
+  };
+  const auto &ops = from.parentBlock()->ops();
+  for (size_t i = positionOf(from) + 1; i < ops.size() && ops[i].get() != &to; ++i)
+    if (writes(*ops[i]))
+      return true;
+  return false;
+}
+
+/// If the one user of `producer`'s result (a fused op or a load) is an
+/// unmasked store of it in the same block, not `buffered`, with only pure
+/// scalar ops between the two, that store.
+Op *forwardableStore(const Op &producer, const Uses &uses) {
+  const Value *r = producer.result();
+  Op *user = const_cast<Op *>(uses.singleUser(r));
+  if (!user || user->kind() != OpKind::Store || user->attrs().hasMask ||
+      user->parentBlock() != producer.parentBlock())
+    return nullptr;
+  // resolve-overlap found the value reads the region being written, shifted:
+  // it is computed into its buffer first, whole, then stored.
+  if (user->attrs().overlap == Overlap::Buffered)
+    return nullptr;
+  unsigned rank = user->operand(0)->type().rank();
+  if (user->operand(1 + rank) != r)
+    return nullptr;
+  // Writing early must not be observable: nothing between the two touches
+  // memory or holds code that might, and everything between is scalar.
+  const auto &ops = producer.parentBlock()->ops();
+  for (size_t i = positionOf(producer) + 1; ops[i].get() != user; ++i) {
+    const Op &o = *ops[i];
+    OpFamily f = family(o.kind());
+    if (f == OpFamily::Memory || f == OpFamily::Control || f == OpFamily::Tile ||
+        (o.result() && o.result()->type().isTile()))
+      return nullptr;
+  }
+  return user;
+}
+
+/// Whether scalar `v` can be computed where `at` stands: it is defined
+/// before it (in its block or one around it), or by pure scalar ops on such
+/// values (codegen then emits them early).
+bool computableAt(const Value *v, const Op &at) {
+  // The blocks around `at`, innermost first, with the op of each that holds
+  // `at` (or `at` itself).
+  const Block *home = v->isBlockArgument() ? v->ownerBlock() : v->definingOp()->parentBlock();
+  const Op *holder = &at;
+  for (const Block *b = at.parentBlock(); b; holder = b->parentOp(), b = holder ? holder->parentBlock() : nullptr) {
+    if (b != home)
+      continue;
+    if (v->isBlockArgument() || positionOf(*v->definingOp()) < positionOf(*holder))
+      return true;
+    break;
+  }
+  const Op *d = v->definingOp();
+  if (!d || d->numBlocks() || d->numResults() != 1 || !v->type().isScalar())
+    return false;
+  switch (d->kind()) {
+  case OpKind::Constant:
+  case OpKind::ConstParam:
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+  case OpKind::Dim:
+  case OpKind::Stride:
+    break;
+  default:
+    if (!isElementwise(d->kind()))
+      return false; // memory (load_scalar) or control: not there
+  }
+  for (const Value *o : d->operands())
+    if (!o->type().isTensor() && !computableAt(o, at))
+      return false;
+  return true;
+}
+
+/// Decides for one load; returns whether an attribute changed.
+void decideLoad(Op &load, const Uses &uses, const codegen::TargetInfo &target) {
+  OpAttrs &at = load.attrs();
+  const Value *tile = load.result();
+  const Op *user = uses.singleUser(tile);
+  bool forward = !at.hasMask && user && user->parentBlock() == load.parentBlock() &&
+                 (user->kind() == OpKind::Fused ||
+                  (user->kind() == OpKind::Mma && user->operand(2) != tile &&
+                   (user->result()->type().shape()[0] > mmaFewRows(target) || at.cached))) &&
+                 !writesBetween(load, *user);
+  Op *copyTo = !at.hasMask && !forward ? forwardableStore(load, uses) : nullptr;
+  // A store of this tensor with offsets known only at run time (checked):
+  // the fast path tests the regions at the load, so its offsets must be
+  // computable there.
+  const Op *checked = copyTo;
+  if (forward && user->kind() == OpKind::Fused)
+    checked = uses.singleUser(user->result());
+  if (checked && checked->kind() == OpKind::Store && checked->operand(0) == load.operand(0) &&
+      checked->attrs().overlap == Overlap::Checked) {
+    unsigned rank = load.operand(0)->type().rank();
+    for (unsigned d = 0; d < rank; ++d)
+      if (!computableAt(checked->operand(1 + d), load)) {
+        forward = false;
+        copyTo = nullptr;
+      }
+  }
+  at.forward = forward;
+  at.copy = copyTo != nullptr;
+  if (copyTo)
+    copyTo->attrs().forwarded = true;
+}
+
+} // namespace
+
+bool forwardTiles(Kernel &kernel, const PassContext &ctx) {
+  const Uses uses(kernel);
+  bool changed = false;
+  std::set<const Op *> wasForwarded;
+  walk(kernel.body(), [&](Op &op) {
+    if (op.kind() == OpKind::Store && op.attrs().forwarded) {
+      wasForwarded.insert(&op);
+      op.attrs().forwarded = false; // decided again by its producer below
+    }
+  });
+  walk(kernel.body(), [&](Op &op) {
+    OpAttrs &at = op.attrs();
+    if (op.kind() == OpKind::Load) {
+      bool forward = at.forward, copy = at.copy;
+      decideLoad(op, uses, ctx.target);
+      changed |= forward != at.forward || copy != at.copy;
+    } else if (op.kind() == OpKind::Fused) {
+      if (Op *store = forwardableStore(op, uses))
+        store->attrs().forwarded = true;
+    }
+  });
+  walk(kernel.body(), [&](Op &op) {
+    if (op.kind() == OpKind::Store)
+      changed |= op.attrs().forwarded != wasForwarded.count(&op);
+  });
+  return changed;
+}
+
+} // namespace tilejit::passes
