@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
 
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <benchmark/benchmark.h>
 #include <omp.h>

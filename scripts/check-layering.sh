@@ -20,7 +20,11 @@
 #   - no source reaches another folder through "../";
 #   - in ops/, only test support (twins, references, test problems,
 #     workloads: the names ops/CMakeLists.txt gives tilejit_testsupport)
-#     includes a test-support header.
+#     includes a test-support header;
+#   - a product header of ops/ declares nothing of test support: outside
+#     comments it names no twin, reference or workload (the words of the
+#     symbols check below); their declarations live in the test-support
+#     headers (<Op>Twin.h, ops/Workloads.h, ...).
 #   The compiler enforces the first rules too (each room sees only its own
 #   folders and its dependencies'); this check also names the offending line.
 # installed: every installed header is a public header of include/, byte
@@ -61,6 +65,11 @@ forbid() {
 # The file names of test support in ops/ (as ops/CMakeLists.txt has them).
 support_source_re='(Handwritten[A-Za-z0-9]*|Reference[A-Za-z0-9]*|Twin[A-Za-z0-9]*|Workloads|Data)\.cpp$'
 support_header_re='(Twin|Data|Workloads|Handwritten[A-Za-z0-9]*|Reference[A-Za-z0-9]*)\.(h|inc)$'
+# Words naming test support in a demangled symbol (inside tilejit's
+# namespaces) and in a product header's declarations: *Handwritten*,
+# *Reference*, *Workload(s)*, *Twin* (and handwritten*, workload*, twin* at
+# the start of a name).
+support_symbol_re='\b([A-Za-z0-9_]*(Handwritten|Reference|Workloads?|Twin)[A-Za-z0-9_]*|(handwritten|workload|twin)[A-Za-z0-9_]*)\b'
 
 check_includes() {
   local src=$1
@@ -93,6 +102,15 @@ check_includes() {
     problem "operator code (part of libtilejit.so) includes test support:"
     echo "$hits" | sed 's/^/  /' >&2
   fi
+  # Product headers of ops/ declare no twin, reference or workload.
+  hits=$(for f in "${product[@]}"; do
+           case $f in *.h|*.inc|*.def) ;; *) continue ;; esac
+           sed -E 's://.*$::' "$f" | grep -nE "$support_symbol_re" | sed "s|^|$f:|" || true
+         done)
+  if [ -n "$hits" ]; then
+    problem "an operator header (part of libtilejit.so) declares test support (move it to a test-support header, e.g. <Op>Twin.h):"
+    echo "$hits" | sed 's/^/  /' >&2
+  fi
 }
 
 check_installed() {
@@ -111,11 +129,6 @@ check_installed() {
     fi
   done < <(cd "$prefix/include" && find . -type f | sort)
 }
-
-# Words naming test support in a demangled symbol: *Handwritten*,
-# *Reference*, *Workload(s)*, *Twin* (and handwritten*, workload*, twin* at
-# the start of a name), inside tilejit's namespaces.
-support_symbol_re='\b([A-Za-z0-9_]*(Handwritten|Reference|Workloads?|Twin)[A-Za-z0-9_]*|(handwritten|workload|twin)[A-Za-z0-9_]*)\b'
 
 check_symbols() {
   local lib=$1 hits n

@@ -25,7 +25,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 
 #include <omp.h>

@@ -18,7 +18,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheTwin.h"
 #include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 

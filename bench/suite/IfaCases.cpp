@@ -25,7 +25,7 @@
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "jit/Compiler.h"
 #include "ops/common/StreamCopy.h"
-#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionTwin.h"
 #include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 

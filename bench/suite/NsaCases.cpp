@@ -16,7 +16,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
-#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheTwin.h"
 #include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
 

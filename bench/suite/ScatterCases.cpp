@@ -24,7 +24,7 @@
 #include "ops/common/StreamCopy.h"
 #include "ops/host/TensorView.h"
 #include "ops/samples/Samples.h"
-#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheTwin.h"
 
 #include <omp.h>
 

@@ -112,16 +112,6 @@ host::Status prepareFlashAttentionScoreGrad(
 host::Status
 flashAttentionScoreGrad(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args);
 
-/// The float64 reference: section 4 element by element through the views'
-/// strides, from the given M, L and O. `args` must pass phase 1.
-void flashAttentionScoreGradReference(const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args);
-
-/// The hand-written twin: vectorised, multi-threaded C++ over contiguous
-/// tensors. Returns false (and does nothing) for what it does not cover.
-/// `args` must pass phase 1.
-bool flashAttentionScoreGradHandwritten(
-    const aclnn::FlashAttentionUnpaddingScoreGradV5Args &args);
-
 } // namespace tilejit::ops
 
 #endif

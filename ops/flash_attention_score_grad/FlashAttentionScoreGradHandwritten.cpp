@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ops/flash_attention_score_grad/FagTwin.h"
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
-#include "ops/samples/Samples.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <string>
 

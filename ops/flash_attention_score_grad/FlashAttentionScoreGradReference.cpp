@@ -8,7 +8,7 @@
 // test-data builder.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 
 #include <algorithm>

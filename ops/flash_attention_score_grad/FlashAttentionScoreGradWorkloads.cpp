@@ -1,8 +1,8 @@
 //===- FlashAttentionScoreGradWorkloads.cpp - The operator in `tilejit demo` -===//
 #include "ops/Workloads.h"
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <cmath>

@@ -39,15 +39,6 @@ host::Status prepareGatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args,
 /// Validates and runs synchronously on the calling thread.
 host::Status gatherPaKvCache(const aclnn::GatherPaKvCacheArgs &args);
 
-/// The scalar reference: section 4's pseudo-code, byte by byte through the
-/// views' strides. `args` must pass phase 1.
-void gatherPaKvCacheReference(const aclnn::GatherPaKvCacheArgs &args);
-
-/// The hand-written twin: plain C++, one memcpy per block run (Norm) or per
-/// 32-byte strip row (PA_NZ), threads over block chunks. Returns false (and
-/// does nothing) unless every tensor is contiguous. `args` must pass phase 1.
-bool gatherPaKvCacheHandwritten(const aclnn::GatherPaKvCacheArgs &args);
-
 } // namespace tilejit::ops
 
 #endif

@@ -10,7 +10,7 @@
 // fills each output row 16 strips (512 contiguous bytes) at a time.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheTwin.h"
 
 #include "ops/common/KvCacheLayout.h"
 #include "ops/common/StreamCopy.h"

@@ -5,7 +5,7 @@
 // shares nothing with the kernels or their planning.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheTwin.h"
 
 #include <algorithm>
 #include <cstring>

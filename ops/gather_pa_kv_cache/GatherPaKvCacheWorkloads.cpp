@@ -1,8 +1,8 @@
 //===- GatherPaKvCacheWorkloads.cpp - GatherPaKvCache in `tilejit demo` ---===//
 #include "ops/Workloads.h"
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheTwin.h"
 #include "ops/host/TensorView.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <numeric>

@@ -37,19 +37,6 @@ prepareIncreFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args,
 host::Status
 increFlashAttentionV4(const aclnn::IncreFlashAttentionV4Args &args);
 
-/// The float64 scalar reference (section 4 of the spec, through the views'
-/// strides); writes attentionOut. `args` must pass phase 1.
-void increFlashAttentionV4Reference(
-    const aclnn::IncreFlashAttentionV4Args &args);
-
-/// The hand-written twin: AVX-512 intrinsics (or an AVX2 build), float32,
-/// online softmax, GQA groups sharing one pass, threads over (batch, KV
-/// head, split of the window). Returns false (and does nothing) for what it
-/// does not cover: only contiguous or paged f16/bf16 KV without
-/// pse/mask/padding/quantisation. `args` must pass phase 1.
-bool increFlashAttentionV4Handwritten(
-    const aclnn::IncreFlashAttentionV4Args &args);
-
 } // namespace tilejit::ops
 
 #endif

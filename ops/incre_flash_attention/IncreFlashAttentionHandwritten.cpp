@@ -9,9 +9,9 @@
 #include "ops/host/Kernels.h"
 #include "ops/incre_flash_attention/IfaPlan.h"
 #include "ops/incre_flash_attention/IfaTwin.h"
-#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionTwin.h"
 #include "ops/host/DataType.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // spec alone; it shares nothing with the kernels or their planning.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionTwin.h"
 
 #include <algorithm>
 #include <cmath>

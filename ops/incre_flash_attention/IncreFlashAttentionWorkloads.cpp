@@ -2,9 +2,9 @@
 // demo`
 //===//
 #include "ops/Workloads.h"
-#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionTwin.h"
 #include "ops/host/TensorView.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <cmath>

@@ -49,16 +49,6 @@ prepareNsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args,
 host::Status
 nsaCompressWithCache(const aclnn::NsaCompressWithCacheArgs &args);
 
-/// The scalar reference: section 3's pseudo-code token by token through the
-/// views' strides, the spec's reduction order. `args` must pass phase 1.
-void nsaCompressWithCacheReference(const aclnn::NsaCompressWithCacheArgs &args);
-
-/// The hand-written twin: plain C++ over contiguous rows of D, the same
-/// order. Returns false (and does nothing) unless input's [N, D] rows,
-/// weight and outputCache are contiguous. `args` must pass phase 1.
-bool nsaCompressWithCacheHandwritten(
-    const aclnn::NsaCompressWithCacheArgs &args);
-
 } // namespace tilejit::ops
 
 #endif

@@ -10,7 +10,7 @@
 // sum.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheTwin.h"
 
 #include "ops/host/DataType.h"
 

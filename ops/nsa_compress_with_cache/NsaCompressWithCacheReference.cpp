@@ -6,7 +6,7 @@
 // shares nothing with the kernel or its planning.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheTwin.h"
 
 #include "ops/host/DataType.h"
 

@@ -1,8 +1,8 @@
 //===- NsaCompressWithCacheWorkloads.cpp - The operator in `tilejit demo` -===//
 #include "ops/Workloads.h"
-#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheTwin.h"
 #include "ops/host/TensorView.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,5 +1,5 @@
 //===- Handwritten.cpp - Run-time dispatch of the hand-written twins ------===//
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include "jit/Compiler.h"
 #include "jit/Options.h"

@@ -4,7 +4,7 @@
 // called only after a run-time CPU check (Handwritten.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 namespace tilejit::ops::avx512 {
 #define VL 16

@@ -4,7 +4,7 @@
 // `tilejit demo` (test support: not part of libtilejit.so).
 //
 //===----------------------------------------------------------------------===//
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,10 @@
 //===- Samples.h - The sample kernels that prove the compiler core -*- C++ -*-===//
 ///
 /// \file
-/// Host entry points of the sample kernels (ops/samples/*.tile), their scalar
-/// references (double accumulation) and their hand-written C++ twins
-/// (vectorised and multi-threaded; HandwrittenImpl.inc, compiled once per ISA
-/// and dispatched at run time). Tensors are contiguous row-major; element
-/// kinds are given as `DType`.
+/// Host entry points of the sample kernels (ops/samples/*.tile) and the
+/// element helpers they and their tests share. Their scalar references and
+/// hand-written twins are test support: SamplesTwin.h. Tensors are contiguous
+/// row-major; element kinds are given as `DType`.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_OPS_SAMPLES_SAMPLES_H
@@ -13,8 +12,6 @@
 
 #include "jit/Compiler.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -37,36 +34,6 @@ std::vector<unsigned char> randomBuffer(DType t, int64_t n, unsigned seed,
                                         double lo = -2, double hi = 2);
 /// Largest |a[i] - b[i]| over `n` elements of `t`.
 double maxAbsDiff(DType t, const void *a, const void *b, int64_t n);
-
-/// Wall time of one run of `fn`, in microseconds.
-template <typename F> double microseconds(F &&fn) {
-  auto s = std::chrono::steady_clock::now();
-  fn();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s)
-      .count();
-}
-
-/// The median of `t` (reordered).
-inline double medianOf(std::vector<double> &t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-/// Times `gen` and `twin` in alternation (one warm-up run of each, then
-/// `reps` pairs), so that both see the same state of a shared machine and of
-/// the caches, and stores the median of each in `genUs` / `twinUs`.
-template <typename G, typename T>
-void pairedMedianMicroseconds(G &&gen, T &&twin, double &genUs, double &twinUs, int reps = 9) {
-  gen();
-  twin();
-  std::vector<double> g, t;
-  for (int i = 0; i < reps; ++i) {
-    g.push_back(microseconds(gen));
-    t.push_back(microseconds(twin));
-  }
-  genUs = medianOf(g);
-  twinUs = medianOf(t);
-}
 
 //===----------------------------------------------------------------------===//
 // Generated kernels (JIT-compiled; `threads` > 0 caps the cores)
@@ -95,32 +62,6 @@ llvm::Expected<jit::KernelRef> runAttention(jit::Compiler &c, DType t,
                                             const AttentionShape &s, const void *q,
                                             const void *k, const void *v, void *o,
                                             int threads = 0);
-
-//===----------------------------------------------------------------------===//
-// References (plain loops, double accumulation)
-//===----------------------------------------------------------------------===//
-
-void axpbyReference(DType t, const void *x, void *y, int64_t n, float alpha, float beta);
-void softmaxReference(DType t, const void *x, void *y, int64_t m, int64_t n);
-void matmulReference(DType t, const void *a, const void *b, float *c, int64_t m,
-                     int64_t n, int64_t k);
-void attentionReference(DType t, const AttentionShape &s, const void *q,
-                        const void *k, const void *v, void *o);
-
-//===----------------------------------------------------------------------===//
-// Hand-written twins (AVX-512 or AVX2 by the host, OpenMP across cores)
-//===----------------------------------------------------------------------===//
-
-/// The ISA the hand-written twins use on this host ("avx512" or "avx2").
-const char *handwrittenIsa();
-void axpbyHandwritten(DType t, const void *x, void *y, int64_t n, float alpha,
-                      float beta, int threads = 0);
-void softmaxHandwritten(DType t, const void *x, void *y, int64_t m, int64_t n,
-                        int threads = 0);
-void matmulHandwritten(DType t, const void *a, const void *b, float *c, int64_t m,
-                       int64_t n, int64_t k, int threads = 0);
-void attentionHandwritten(DType t, const AttentionShape &s, const void *q,
-                          const void *k, const void *v, void *o, int threads = 0);
 
 } // namespace tilejit::ops
 

@@ -1,7 +1,7 @@
 //===- Workloads.cpp - The built-in workloads of `tilejit demo` -----------===//
 #include "ops/Workloads.h"
 
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <algorithm>
 #include <chrono>

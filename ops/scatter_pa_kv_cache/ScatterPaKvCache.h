@@ -34,15 +34,6 @@ host::Status prepareScatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args,
 /// Validates and runs synchronously on the calling thread.
 host::Status scatterPaKvCache(const aclnn::ScatterPaKvCacheArgs &args);
 
-/// The scalar reference of the spec's pseudo-code (sections 5 and 6), element
-/// by element through the views' strides. `args` must pass phase 1.
-void scatterPaKvCacheReference(const aclnn::ScatterPaKvCacheArgs &args);
-
-/// The hand-written twin of the data-heavy scenarios (S2, S6 and S1 with
-/// contiguous tensors): one memcpy per row or strip, threads over cache
-/// blocks. Returns false (and does nothing) for other scenarios or layouts.
-bool scatterPaKvCacheHandwritten(const aclnn::ScatterPaKvCacheArgs &args);
-
 } // namespace tilejit::ops
 
 #endif

@@ -10,7 +10,7 @@
 // row and the later of two equal slots wins, as in the kernels).
 //
 //===----------------------------------------------------------------------===//
-#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheTwin.h"
 
 #include "ops/common/StreamCopy.h"
 

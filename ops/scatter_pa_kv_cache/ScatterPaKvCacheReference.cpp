@@ -5,7 +5,7 @@
 // shares nothing with the kernels or their planning.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheTwin.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,8 +1,8 @@
 //===- ScatterPaKvCacheWorkloads.cpp - ScatterPaKvCache in `tilejit demo` -===//
 #include "ops/Workloads.h"
 #include "ops/host/TensorView.h"
-#include "ops/samples/Samples.h"
-#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+#include "ops/samples/SamplesTwin.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheTwin.h"
 
 #include <algorithm>
 #include <numeric>

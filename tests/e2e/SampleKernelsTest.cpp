@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ops/samples/Half.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 #include "tests/e2e/TargetLevels.h"
 
 #include <gtest/gtest.h>

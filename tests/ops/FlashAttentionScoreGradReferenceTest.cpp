@@ -9,7 +9,7 @@
 // independently, so agreement checks both readings.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 // determinism across runs and thread counts.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "tests/ops/FlashAttentionScoreGradChecks.h"
 #include "ops/host/Status.h"

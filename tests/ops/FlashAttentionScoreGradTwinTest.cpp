@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ops/flash_attention_score_grad/FagTwin.h"
-#include "ops/flash_attention_score_grad/FlashAttentionScoreGrad.h"
+#include "ops/flash_attention_score_grad/FlashAttentionScoreGradTwin.h"
 #include "ops/flash_attention_score_grad/FlashAttentionScoreGradData.h"
 #include "tests/ops/FlashAttentionScoreGradChecks.h"
-#include "ops/samples/Samples.h"
+#include "ops/samples/SamplesTwin.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

@@ -9,7 +9,7 @@
 // and untouched outputs.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/gather_pa_kv_cache/GatherPaKvCache.h"
+#include "ops/gather_pa_kv_cache/GatherPaKvCacheTwin.h"
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"

@@ -14,7 +14,7 @@
 #include "jit/Compiler.h"
 #include "jit/Options.h"
 #include "ops/aclnn/AclObjects.h"
-#include "ops/incre_flash_attention/IncreFlashAttention.h"
+#include "ops/incre_flash_attention/IncreFlashAttentionTwin.h"
 #include "ops/host/DataType.h"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 // status code, message and untouched output.
 //
 //===----------------------------------------------------------------------===//
-#include "ops/nsa_compress_with_cache/NsaCompressWithCache.h"
+#include "ops/nsa_compress_with_cache/NsaCompressWithCacheTwin.h"
 #include "acl/acl.h"
 #include "aclnnop/aclnn_nsa_compress_with_cache.h"
 #include "ops/aclnn/AclObjects.h"

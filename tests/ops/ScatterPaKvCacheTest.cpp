@@ -10,7 +10,7 @@
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "ops/aclnn/AclObjects.h"
 #include "ops/host/DataType.h"
-#include "ops/scatter_pa_kv_cache/ScatterPaKvCache.h"
+#include "ops/scatter_pa_kv_cache/ScatterPaKvCacheTwin.h"
 
 #include <gtest/gtest.h>
 
