@@ -16,6 +16,7 @@
 #include "dsl/syntax/AST.h"
 #include "dsl/syntax/Parser.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -250,9 +251,12 @@ bool parseInt(const std::string &s, int64_t &out) {
 /// The typed value of compile-time parameter `p` that `given` denotes: text
 /// is parsed by the parameter's kind (`true`/`false` or 0/1, a decimal or 0x
 /// integer, a dtype or enumerator name); a typed value must be of the
-/// parameter's kind. The reason it is not one goes into `why`.
-std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &given,
-                                        std::string &why) {
+/// parameter's kind. An error (its message the sentence the user sees) says
+/// why it is not one.
+llvm::Expected<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &given) {
+  auto invalid = [](const std::string &why) -> llvm::Expected<SpecValue> {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+  };
   auto choices = [&] {
     std::string list;
     for (size_t i = 0; i < p.choices.size(); ++i)
@@ -261,12 +265,11 @@ std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &
   };
   const bool isText = given.kind() == SpecValue::Kind::Text;
   const std::string text = given.str();
-  auto wrongKind = [&](const char *expected) -> std::optional<SpecValue> {
+  auto wrongKind = [&](const char *expected) -> llvm::Expected<SpecValue> {
     static const char *kinds[] = {"text", "a dtype", "an integer", "a boolean",
                                   "an enumerator"};
-    why = "'" + text + "' is " + kinds[static_cast<int>(given.kind())] + ", but '" + p.name +
-          "' takes " + expected;
-    return std::nullopt;
+    return invalid("'" + text + "' is " + kinds[static_cast<int>(given.kind())] + ", but '" +
+                   p.name + "' takes " + expected);
   };
   switch (p.kind) {
   case CompileParam::Kind::Dtype: {
@@ -276,17 +279,15 @@ std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &
     } else if (!isText && given.kind() != SpecValue::Kind::Enum) {
       return wrongKind("a dtype");
     } else if (!ir::parseScalarKind(text == "bool" ? "i1" : text, k)) {
-      why = "'" + text + "' is not a dtype (for '" + p.name +
-            "'); expected one of i1 i8 u8 i16 u16 i32 u32 i64 f16 bf16 f32";
-      return std::nullopt;
+      return invalid("'" + text + "' is not a dtype (for '" + p.name +
+                     "'); expected one of i1 i8 u8 i16 u16 i32 u32 i64 f16 bf16 f32");
     }
     std::string name = ir::scalarName(k);
     if (!p.choices.empty() &&
         std::find(p.choices.begin(), p.choices.end(), name) == p.choices.end() &&
         std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
-      why = "dtype " + text + " is not allowed for '" + p.name + "' (expected " +
-            choices() + ")";
-      return std::nullopt;
+      return invalid("dtype " + text + " is not allowed for '" + p.name + "' (expected " +
+                     choices() + ")");
     }
     return SpecValue(k);
   }
@@ -320,20 +321,17 @@ std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &
     wellFormed = wellFormed && *end == '\0';
     if (p.kind == CompileParam::Kind::Bool) {
       if (!wellFormed || errno == ERANGE || (v != 0 && v != 1)) {
-        why = "'" + text + "' is not a boolean (for '" + p.name +
-              "'); expected true or false";
-        return std::nullopt;
+        return invalid("'" + text + "' is not a boolean (for '" + p.name +
+                       "'); expected true or false");
       }
       return SpecValue(v != 0);
     }
     if (!wellFormed) {
-      why = "'" + text + "' is not an integer (for '" + p.name + "')";
-      return std::nullopt;
+      return invalid("'" + text + "' is not an integer (for '" + p.name + "')");
     }
     if (errno == ERANGE) {
-      why = "'" + text + "' is out of range for '" + p.name +
-            "' (a 64-bit signed integer)";
-      return std::nullopt;
+      return invalid("'" + text + "' is out of range for '" + p.name +
+                     "' (a 64-bit signed integer)");
     }
     return SpecValue(static_cast<int64_t>(v));
   }
@@ -341,9 +339,8 @@ std::optional<SpecValue> canonicalValue(const CompileParam &p, const SpecValue &
     if (!isText && given.kind() != SpecValue::Kind::Enum)
       return wrongKind("an enumerator");
     if (std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
-      why = "'" + text + "' is not an enumerator of '" + p.name +
-            "' (expected " + choices() + ")";
-      return std::nullopt;
+      return invalid("'" + text + "' is not an enumerator of '" + p.name + "' (expected " +
+                     choices() + ")");
     }
     return SpecValue::enumerator(text);
   }
@@ -425,10 +422,10 @@ std::optional<Specialization> bindValues(const ast::Kernel &k, const Specializat
       std::string kind = describe(p).substr(p.name.size() + 2);
       return fail(p.loc, "missing value for compile-time parameter '" + p.name + "' (" + kind + ")");
     }
-    std::string why;
-    auto value = canonicalValue(p, given ? *given : SpecValue(p.defaultValue), why);
+    llvm::Expected<SpecValue> value =
+        canonicalValue(p, given ? *given : SpecValue(p.defaultValue));
     if (!value)
-      return fail(p.loc, why);
+      return fail(p.loc, llvm::toString(value.takeError()));
     bound.emplace_back(p.name, std::move(*value));
   }
   return Specialization::makeBound(std::move(bound));
