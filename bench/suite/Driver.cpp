@@ -236,8 +236,10 @@ json startPython(Peer &py, const std::string &python, int threads) {
   std::string path = dir.string();
   if (const char *given = std::getenv("PYTHONPATH"); given && *given)
     path += std::string(":") + given;
-  if (!py.start(python, script.string(), threads, {{"PYTHONPATH", path}})) {
-    info["note"] = "the Python process did not start: " + py.error();
+  if (llvm::Error e = py.start(python, script.string(), threads,
+                               {{"PYTHONPATH", path}})) {
+    info["note"] =
+        "the Python process did not start: " + llvm::toString(std::move(e));
     return info;
   }
   info = py.info();
@@ -335,8 +337,9 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
     if (!fs::exists(script)) {
       peerJson["note"] =
           "peer not installed (no " + script.filename().string() + ")";
-    } else if (!peer.start(args.python, script.string(), threads)) {
-      peerJson["note"] = "peer not installed: " + peer.error();
+    } else if (llvm::Error e =
+                   peer.start(args.python, script.string(), threads)) {
+      peerJson["note"] = "peer not installed: " + llvm::toString(std::move(e));
     } else {
       peerJson = peer.info();
       peerJson["installed"] = true;

@@ -14,6 +14,12 @@
 
 namespace tilejit::bench {
 
+namespace {
+llvm::Error failure(const std::string &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+}
+} // namespace
+
 Peer::~Peer() {
   if (to_) {
     std::fputs("{\"op\":\"quit\"}\n", to_);
@@ -29,19 +35,15 @@ Peer::~Peer() {
   }
 }
 
-bool Peer::start(const std::string &python, const std::string &script,
-                 int threads,
-                 const std::vector<std::pair<std::string, std::string>> &env) {
+llvm::Error
+Peer::start(const std::string &python, const std::string &script, int threads,
+            const std::vector<std::pair<std::string, std::string>> &env) {
   int in[2], out[2];
-  if (::pipe(in) != 0 || ::pipe(out) != 0) {
-    error_ = "pipe: " + std::string(std::strerror(errno));
-    return false;
-  }
+  if (::pipe(in) != 0 || ::pipe(out) != 0)
+    return failure("pipe: " + std::string(std::strerror(errno)));
   const pid_t pid = ::fork();
-  if (pid < 0) {
-    error_ = "fork: " + std::string(std::strerror(errno));
-    return false;
-  }
+  if (pid < 0)
+    return failure("fork: " + std::string(std::strerror(errno)));
   if (pid == 0) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
@@ -75,23 +77,20 @@ bool Peer::start(const std::string &python, const std::string &script,
       (std::filesystem::temp_directory_path() / "tilejit-peer-XXXXXX").string();
   if (char *d = ::mkdtemp(tmpl.data()))
     dir_ = d;
-  if (!request({{"op", "hello"}, {"threads", threads}})) {
-    if (error_.empty())
-      error_ = "the peer did not answer";
-    return false;
-  }
+  if (!to_ || !from_)
+    return failure("the peer did not answer");
+  if (llvm::Error e = request({{"op", "hello"}, {"threads", threads}}))
+    return e;
   info_ = answer_;
-  return true;
+  return llvm::Error::success();
 }
 
-bool Peer::request(const nlohmann::json &msg) {
+llvm::Error Peer::request(const nlohmann::json &msg) {
   if (!to_ || !from_)
-    return false;
+    return failure("the peer is not running");
   const std::string line = msg.dump() + "\n";
-  if (std::fputs(line.c_str(), to_) < 0 || std::fflush(to_) != 0) {
-    error_ = "the peer's pipe closed";
-    return false;
-  }
+  if (std::fputs(line.c_str(), to_) < 0 || std::fflush(to_) != 0)
+    return failure("the peer's pipe closed");
   std::string in;
   char buf[4096];
   while (std::fgets(buf, sizeof buf, from_)) {
@@ -100,22 +99,19 @@ bool Peer::request(const nlohmann::json &msg) {
       break;
   }
   if (in.empty()) {
-    error_ = "the peer exited";
     std::fclose(to_);
     std::fclose(from_);
     to_ = from_ = nullptr;
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
-    return false;
+    return failure("the peer exited");
   }
   answer_ = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (answer_.is_discarded() || !answer_.value("ok", false)) {
-    error_ = answer_.is_discarded()
-                 ? "unreadable answer: " + in
-                 : answer_.value("error", std::string("failed"));
-    return false;
-  }
-  return true;
+  if (answer_.is_discarded())
+    return failure("unreadable answer: " + in);
+  if (!answer_.value("ok", false))
+    return failure(answer_.value("error", std::string("failed")));
+  return llvm::Error::success();
 }
 
 std::string Peer::writeInput(const std::string &name, const void *data,
@@ -127,34 +123,42 @@ std::string Peer::writeInput(const std::string &name, const void *data,
   return path;
 }
 
-bool Peer::setup(const nlohmann::json &spec) {
+llvm::Error Peer::setup(const nlohmann::json &spec) {
   nlohmann::json msg = spec;
   msg["op"] = "setup";
-  ready_ = request(msg);
-  return ready_;
+  llvm::Error e = request(msg);
+  ready_ = !e;
+  return e;
 }
 
 void Peer::setupInto(const nlohmann::json &spec, Result &r) {
-  if (!setup(spec)) {
-    r.peerNote = "peer: " + error();
+  if (llvm::Error e = setup(spec)) {
+    r.peerNote = "peer: " + llvm::toString(std::move(e));
     return;
   }
   r.peerNote = answer_.value("note", "");
   r.peerMaxAbsDiff = answer_.value("max_abs_diff", -1.0);
 }
 
-double Peer::run(size_t flushBytes) {
+llvm::Expected<double> Peer::run(size_t flushBytes) {
+  if (!ready_)
+    return failure("no case is set up in the peer");
   nlohmann::json msg = {{"op", "run"}};
   if (flushBytes)
     msg["flush"] = flushBytes;
-  if (!ready_ || !request(msg))
-    return -1;
-  return answer_.value("s", -1.0);
+  if (llvm::Error e = request(msg))
+    return e;
+  const double seconds = answer_.value("s", -1.0);
+  if (!(seconds >= 0))
+    return failure("the peer's answer has no time");
+  return seconds;
 }
 
 void Peer::reset() {
+  // The case is dropped either way; a peer that cannot drop its side has
+  // exited or fails the next case's setup, which reports it.
   if (ready_)
-    request({{"op", "reset"}});
+    llvm::consumeError(request({{"op", "reset"}}));
   ready_ = false;
   std::error_code ec;
   for (const auto &e : std::filesystem::directory_iterator(dir_, ec))

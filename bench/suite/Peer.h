@@ -18,6 +18,8 @@
 #ifndef TILEJIT_BENCH_SUITE_PEER_H
 #define TILEJIT_BENCH_SUITE_PEER_H
 
+#include "llvm/Support/Error.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -38,40 +40,43 @@ public:
   Peer &operator=(const Peer &) = delete;
 
   /// Starts `python script` with `threads` threads and the variables of
-  /// `env` set in its environment. False (and error()) where it cannot
-  /// start or its `hello` fails (the PyTorch peer: torch does not import).
-  bool start(const std::string &python, const std::string &script, int threads,
-             const std::vector<std::pair<std::string, std::string>> &env = {});
+  /// `env` set in its environment. An error says why it cannot start or
+  /// why its `hello` fails (the PyTorch peer: torch does not import).
+  llvm::Error
+  start(const std::string &python, const std::string &script, int threads,
+        const std::vector<std::pair<std::string, std::string>> &env = {});
   bool running() const { return pid_ > 0; }
   /// The peer's `hello` answer: torch version, BLAS, threads, settings.
   const nlohmann::json &info() const { return info_; }
-  const std::string &error() const { return error_; }
 
   /// Writes `bytes` at `data` to a file of the peer's directory; its path.
   std::string writeInput(const std::string &name, const void *data,
                          size_t bytes);
-  /// Builds the peer's side of a case from `spec`; false (error()) if the
-  /// peer cannot express it. The answer's fields are in lastAnswer().
-  bool setup(const nlohmann::json &spec);
+  /// Builds the peer's side of a case from `spec`; an error (the peer's
+  /// reason) if the peer cannot express it. The answer's fields, a refusal's
+  /// too, are in lastAnswer().
+  llvm::Error setup(const nlohmann::json &spec);
   /// setup(spec), then the case's peer note (and the peer's output against
   /// tilejit's, where the peer compared them) into `r`, or the error.
   void setupInto(const nlohmann::json &spec, Result &r);
   bool ready() const { return ready_; }
-  /// One call of the peer's operator; its seconds, or a negative value.
-  /// With `flushBytes`, the peer first reads that many bytes of a buffer of
+  /// One call of the peer's operator; its seconds, or an error (no case is
+  /// set up, the peer failed or exited). With `flushBytes`, the peer first reads that many bytes of a buffer of
   /// its own (a parallel read, untimed), so that the call finds its data in
   /// memory, not in the cache.
-  double run(size_t flushBytes = 0);
+  llvm::Expected<double> run(size_t flushBytes = 0);
   /// Drops the current case (its files).
   void reset();
   const nlohmann::json &lastAnswer() const { return answer_; }
 
 private:
-  bool request(const nlohmann::json &msg);
+  /// Sends `msg` and reads the answer into answer_; an error where the
+  /// pipe fails, the peer exits, or the answer is not `ok`.
+  llvm::Error request(const nlohmann::json &msg);
 
   int pid_ = -1;
   FILE *to_ = nullptr, *from_ = nullptr;
-  std::string dir_, error_;
+  std::string dir_;
   nlohmann::json info_, answer_;
   bool ready_ = false;
 };

@@ -83,12 +83,13 @@ llvm::Expected<Peer &> pythonSide(Context &ctx) {
 /// Sets the Python side up with `spec`; false with `r` marked (not
 /// available, or the error) where it refuses.
 bool setupPython(Peer &py, const nlohmann::json &spec, Result &r) {
-  if (py.setup(spec))
+  llvm::Error e = py.setup(spec);
+  if (!e)
     return true;
   if (py.lastAnswer().value("unavailable", false))
-    r.note = "not available: " + py.error();
+    r.note = "not available: " + llvm::toString(std::move(e));
   else
-    r.error = "python side: " + py.error();
+    r.error = "python side: " + llvm::toString(std::move(e));
   return false;
 }
 

@@ -199,8 +199,14 @@ void Context::measureWith(Result &r, const Call &gen, const Call &twin,
   gen();
   if (twin)
     twin();
-  if (peer && peer->run() < 0)
-    peer = nullptr;
+  if (peer) {
+    if (llvm::Expected<double> warm = peer->run(); !warm) {
+      // The case is timed without the peer; its row says why.
+      r.peerNote += (r.peerNote.empty() ? "peer: " : "; peer: ") +
+                    llvm::toString(warm.takeError());
+      peer = nullptr;
+    }
+  }
   for (int i = 0; i < count; ++i) {
     if (copyPlan) {
       flush();
@@ -227,8 +233,11 @@ void Context::measureWith(Result &r, const Call &gen, const Call &twin,
         gs = seconds(gen);
       else if (side == 1)
         ts = seconds(twin);
-      else
-        ps = peer->run(cold ? limits_.flushBytes : 0);
+      else if (llvm::Expected<double> s =
+                   peer->run(cold ? limits_.flushBytes : 0))
+        ps = *s;
+      else // A sample the peer could not time is left out.
+        llvm::consumeError(s.takeError());
     };
     // The order rotates: generated first, then twin first, then peer first.
     const int sides = 1 + (twin ? 1 : 0) + (peer ? 1 : 0);
