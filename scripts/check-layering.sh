@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layering of the tree (docs/architecture.md, the top CMakeLists.txt's
-# rooms), checked on what was built from it. Three checks, one per test:
+# rooms), checked on what was built from it. Four checks, one per test:
 #
 #   check-layering.sh includes SRC         the #include lines of the sources
 #                                          (test layering-includes)
@@ -8,6 +8,11 @@
 #                                          include/ (test layering-installed-headers)
 #   check-layering.sh symbols LIB          what libtilejit.so holds
 #                                          (test shipped-library-symbols)
+#   check-layering.sh declarations SRC ARCHIVE
+#                                          what the product headers of ops/
+#                                          declare, against what the
+#                                          test-support ARCHIVE defines
+#                                          (test layering-product-headers)
 #
 # includes: dependencies point one way, dsl <- codegen <- jit <- ops <- tools,
 #   with runtime/ below codegen, jit and ops:
@@ -32,6 +37,10 @@
 # symbols: libtilejit.so holds the compiler, the runtime and the operators,
 #   none of the test support: no symbol (defined or referenced) of a
 #   hand-written twin, a reference or a workload.
+# declarations: no product header of ops/ declares (or calls) a free
+#   function that tilejit_testsupport defines: those are declared in the
+#   test-support headers (ops/<op>/<Op>Twin.h, ...). The `includes` check
+#   catches the same by name; this one by what the archive holds.
 set -euo pipefail
 
 fail=0
@@ -143,6 +152,32 @@ check_symbols() {
   fi
 }
 
+# The unqualified names of the free functions (in tilejit's namespaces, not
+# members) that ARCHIVE defines.
+free_functions_of() {
+  nm -C --defined-only -g "$1" 2>/dev/null |
+    sed -nE 's/^[0-9a-fA-F]+ T (.*)$/\1/p' | sed -E 's/\(.*$//' |
+    sed -nE 's/^tilejit(::[a-z_][a-z0-9_]*)*::([A-Za-z_][A-Za-z0-9_]*)$/\2/p' | sort -u || true
+}
+
+check_declarations() {
+  local src=$1 archive=$2 names re f hits
+  [ -f "$archive" ] || { problem "no archive $archive"; return; }
+  names=$(free_functions_of "$archive")
+  [ -n "$names" ] || { problem "no function defined in $archive (nm failed?)"; return; }
+  re="(^|[^A-Za-z0-9_.>:])($(echo "$names" | paste -sd'|'))[[:space:]]*\("
+  cd "$src"
+  hits=$(for f in $(sources_under ops); do
+           case $f in *.h|*.inc|*.def) ;; *) continue ;; esac
+           [[ $f =~ $support_header_re ]] && continue
+           sed -E 's://.*$::' "$f" | grep -nE "$re" | sed "s|^|$f:|" || true
+         done)
+  if [ -n "$hits" ]; then
+    problem "an operator header (part of libtilejit.so) declares what tilejit_testsupport defines (move it to a test-support header, e.g. <Op>Twin.h):"
+    echo "$hits" | sed 's/^/  /' >&2
+  fi
+}
+
 case ${1:-} in
   includes) [ $# -eq 2 ] || { echo "usage: $0 includes SRC" >&2; exit 2; }
             check_includes "$2" ;;
@@ -150,7 +185,9 @@ case ${1:-} in
              check_installed "$2" "$3" ;;
   symbols) [ $# -eq 2 ] || { echo "usage: $0 symbols LIB" >&2; exit 2; }
            check_symbols "$2" ;;
-  *) echo "usage: $0 includes SRC | installed BUILD SRC | symbols LIB" >&2; exit 2 ;;
+  declarations) [ $# -eq 3 ] || { echo "usage: $0 declarations SRC ARCHIVE" >&2; exit 2; }
+                check_declarations "$2" "$3" ;;
+  *) echo "usage: $0 includes SRC | installed BUILD SRC | symbols LIB | declarations SRC ARCHIVE" >&2; exit 2 ;;
 esac
 [ $fail -eq 0 ] || exit 1
 echo "layering: $1: ok"
