@@ -545,6 +545,26 @@ PYBIND11_MODULE(_tilejit, m) {
       },
       py::arg("source"), py::arg("kernel"), py::arg("spec"), py::arg("stage"));
   m.def(
+      "specialize",
+      [](const tilejit::Source &src, const std::string &kernel, const TextSpec &text) {
+        tilejit::Result<tilejit::Specialization> r = tilejit::Status();
+        {
+          py::gil_scoped_release release;
+          r = tilejit::specialize(src, kernel, tilejit::Specialization(text.begin(), text.end()));
+        }
+        // The bound value, typed: dtype and enumerator names as str, ints, bools.
+        py::dict out;
+        for (const auto &[name, v] : take(std::move(r))) {
+          switch (v.kind()) {
+          case tilejit::SpecValue::Kind::Int: out[py::str(name)] = py::int_(v.integer()); break;
+          case tilejit::SpecValue::Kind::Bool: out[py::str(name)] = py::bool_(v.boolean()); break;
+          default: out[py::str(name)] = py::str(v.str()); break;
+          }
+        }
+        return out;
+      },
+      py::arg("source"), py::arg("kernel"), py::arg("spec"));
+  m.def(
       "declaration",
       [](const tilejit::Source &src, const std::string &kernel) {
         tilejit::Declaration d = take(tilejit::declaration(src, kernel));

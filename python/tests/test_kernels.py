@@ -295,6 +295,14 @@ def test_declaration():
         ("beta", False, "f32", [])]
 
 
+def test_specialize_binds_text_to_typed_values():
+    # Strings in, typed values out: the binding `compile` uses, defaults applied.
+    assert tilejit.specialize(AXPBY, "axpby", T=np.float16) == {"BN": 64, "T": "f16"}
+    assert tilejit.specialize(AXPBY, "axpby", T="f32", BN="0x20") == {"BN": 32, "T": "f32"}
+    with pytest.raises(tilejit.CompileError, match="'sixty' is not an integer \\(for 'BN'\\)"):
+        tilejit.specialize(AXPBY, "axpby", T="f32", BN="sixty")
+
+
 def test_cache_stats_and_version():
     s = tilejit.cache_stats()
     assert set(s) == {"entries", "memory_hits", "disk_hits", "compiles"}

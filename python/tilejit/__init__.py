@@ -9,7 +9,8 @@
 """
 from tilejit._api import (  # noqa: F401
     Error, CompileError, ArgumentTypeError, ArgumentValueError,
-    Kernel, Source, compile, emit, declaration, jit, cache_stats, clear_memory_cache, version,
+    Kernel, Source, compile, emit, specialize, declaration, jit, cache_stats, clear_memory_cache,
+    version,
     dtype_name,
 )
 

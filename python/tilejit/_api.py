@@ -106,6 +106,14 @@ def compile(source, kernel, **params):
     return _C.compile(_source(source), kernel, _spec(params))
 
 
+def specialize(source, kernel, **params):
+    """The specialisation `params` bound to kernel `kernel`'s declaration, as `compile`
+    binds it: a dict of every compile-time parameter (defaults applied) to its typed value
+    (a dtype's or enumerator's name, an int, a bool), sorted by name. A wrong value raises
+    CompileError naming the parameter and the rule."""
+    return _C.specialize(_source(source), kernel, _spec(params))
+
+
 def emit(source, kernel, stage="tile-opt", **params):
     """The text of one stage of the pipeline for this specialisation: "ast", "tile",
     "tile-opt", "llvm", "llvm-opt" or "asm"."""
