@@ -408,8 +408,10 @@ llvm::Value *CodeGen::streamable(const ir::Op &store, llvm::Value *dst, const Te
                                  unsigned slead, const std::vector<int64_t> &shape,
                                  unsigned eb) {
   const int64_t rowBytes = shape.back() * eb;
-  if (!store.attrs().stream || rowBytes < 32 || rowBytes % 16 != 0)
+  // select-moves kept `stream` only where the rows allow it.
+  if (!store.attrs().stream)
     return nullptr;
+  assert(rowBytes >= 32 && rowBytes % 16 == 0);
   // Every row starts 16-byte aligned: the first does, and the row strides
   // keep it so.
   llvm::Value *ok = b_.CreateICmpEQ(
@@ -1277,16 +1279,9 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
     // edge, a window's tail: the common cases) moves inline, row by row, a
     // vector of lanes at a time; strided ones go to the runtime.
     llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
-    // A mask broadcast along the rows from a [.., rows, 1] condition (a
-    // window's tail: `mask = rows < end`) moves each row whole or not at all.
-    RowMask how = RowMask::Lanes;
-    if (const ir::Op *def = mask ? mask->definingOp() : nullptr;
-        def && def->kind() == OpKind::Broadcast) {
-      const std::vector<int64_t> &src = def->operand(0)->type().shape();
-      if (src.size() == shape.size() && src.back() == 1 &&
-          std::equal(src.begin(), src.end() - 1, shape.begin()))
-        how = RowMask::Rows;
-    }
+    // How the mask is read (select-moves): lane by lane, or each row whole
+    // or not at all.
+    const RowMask how = op.attrs().rowMask;
     auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
     auto *call = llvm::BasicBlock::Create(ctx_, isLoad ? "load.call" : "store.call", fn_);
     auto *slowDone = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow.done" : "store.slow.done", fn_);

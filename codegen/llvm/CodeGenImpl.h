@@ -324,8 +324,8 @@ private:
 public:
   /// How a row move reads the tile's mask: none; lane by lane; or one byte
   /// per row (a mask broadcast along the rows: each row moves whole or not
-  /// at all, and its byte is the row's first).
-  enum class RowMask { None, Lanes, Rows };
+  /// at all, and its byte is the row's first). select-moves decides.
+  using RowMask = ir::RowMask;
   /// Moves a partial or masked tile over a contiguous innermost axis: its
   /// last two axes through a row-move function shared by every access of the
   /// module with that element width, direction and RowMask

@@ -9,6 +9,7 @@
 #include "codegen/passes/PlanBuffers.h"
 #include "codegen/passes/ResolveOverlap.h"
 #include "codegen/passes/SelectMma.h"
+#include "codegen/passes/SelectMoves.h"
 #include "codegen/passes/Specialize.h"
 #include "dsl/ir/Verifier.h"
 

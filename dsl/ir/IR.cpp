@@ -145,6 +145,20 @@ bool parseOverlap(const std::string &name, Overlap &out) {
   return false;
 }
 
+const char *rowMaskName(RowMask m) {
+  static const char *const names[] = {"none", "lanes", "rows"};
+  return names[static_cast<unsigned>(m)];
+}
+
+bool parseRowMask(const std::string &name, RowMask &out) {
+  for (RowMask m : {RowMask::None, RowMask::Lanes, RowMask::Rows})
+    if (name == rowMaskName(m)) {
+      out = m;
+      return true;
+    }
+  return false;
+}
+
 const char *mmaFormName(MmaForm f) {
   static const char *const names[] = {"none", "dot", "broadcast", "bf16pairs", "amx"};
   return names[static_cast<unsigned>(f)];

@@ -136,9 +136,12 @@
 ///               (codegen/passes/ForwardTiles.h): `forward` (its one user,
 ///               a fused op or an mma, reads it in place where the tile is
 ///               inside the tensor) or `copy` (its one user, a store of it,
-///               copies rows tensor to tensor there).
+///               copies rows tensor to tensor there). `row_mask =
+///               lanes|rows` (select-moves, codegen/passes/SelectMoves.h):
+///               how a masked one reads its mask on the slow path.
 /// - `store`     (tensor, offsets[rank], value tile, [mask tile]); hasMask,
-///               stream (write around the caches where the tile is whole),
+///               stream (write around the caches where the tile is whole;
+///               select-moves keeps it only where the rows allow), row_mask,
 ///               overlap; no result. Writes the in-bounds, unmasked
 ///               elements. The value is the whole tile as its ops computed
 ///               it, even where they read the region being written (value
@@ -358,6 +361,13 @@ enum class Overlap : uint8_t { None, Disjoint, InPlace, Buffered, Checked };
 const char *overlapName(Overlap o);
 /// Parses a printed name; returns false if unknown.
 bool parseOverlap(const std::string &name, Overlap &out);
+/// How a masked load or store reads its mask on the slow path (select-moves):
+/// no mask, lane by lane, or one byte per row.
+enum class RowMask : uint8_t { None, Lanes, Rows };
+/// Printed name: "none", "lanes", "rows".
+const char *rowMaskName(RowMask m);
+/// Parses a printed name; returns false if unknown.
+bool parseRowMask(const std::string &name, RowMask &out);
 /// How an `mma` is computed (select-mma; codegen/passes/SelectMma.h).
 enum class MmaForm : uint8_t { None, Dot, Broadcast, Bf16Pairs, Amx };
 /// Printed name: "dot", "broadcast", "bf16pairs", "amx" ("none").
@@ -432,6 +442,7 @@ struct OpAttrs {
                               ///< user, a store (forward-tiles)
   bool forwarded = false;     ///< store: its producer did the fast path
                               ///< (forward-tiles)
+  RowMask rowMask = RowMask::None; ///< masked load, store (select-moves)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
   Overlap overlap = Overlap::None; ///< store: against the loads feeding it
   bool canonicalNaN = false;  ///< float arithmetic, reduce, mma: a NaN

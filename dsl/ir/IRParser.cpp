@@ -660,6 +660,10 @@ private:
       } else if (name == "axis") {
         if (!parseInt(a.axis))
           return false;
+      } else if (name == "row_mask") {
+        if (tok_.kind != Tok::Ident || !parseRowMask(tok_.text, a.rowMask))
+          return errorHere("expected none, lanes or rows");
+        advance();
       } else if (name == "form") {
         if (tok_.kind != Tok::Ident || !parseMmaForm(tok_.text, a.mmaForm))
           return errorHere("expected dot, broadcast, bf16pairs or amx");

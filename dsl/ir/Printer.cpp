@@ -167,6 +167,8 @@ private:
         parts.push_back("copy");
       if (a.forwarded)
         parts.push_back("forwarded");
+      if (a.rowMask != RowMask::None)
+        parts.push_back(std::string("row_mask = ") + rowMaskName(a.rowMask));
       if (a.overlap != Overlap::None)
         parts.push_back(std::string("overlap = ") + overlapName(a.overlap));
       break;

@@ -425,6 +425,9 @@ private:
       const OpAttrs &at = op.attrs();
       if ((at.forward || at.copy) && (op.kind() != OpKind::Load || at.hasMask))
         fail(op, "only an unmasked load is forwarded or copied");
+      if (at.rowMask != RowMask::None &&
+          (!at.hasMask || (op.kind() != OpKind::Load && op.kind() != OpKind::Store)))
+        fail(op, "row_mask applies to a masked load or store");
       if (at.forward && at.copy)
         fail(op, "a load is read in place or copied, not both");
       if (at.forwarded) {

@@ -509,7 +509,8 @@ TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
   EXPECT_EQ(passes::registeredPasses(),
             (std::vector<std::string>{"specialize", "insert-bounds-checks", "fold-constants",
                                       "fuse-elementwise", "resolve-overlap", "canonicalize-nan",
-                                      "forward-tiles", "select-mma", "plan-buffers"}));
+                                      "forward-tiles", "select-moves", "select-mma",
+                                      "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
   EXPECT_FALSE(passes::runPasses(*k, {"no-such-pass"}, diags));
@@ -545,7 +546,8 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
                      "specialize unchanged", "insert-bounds-checks unchanged",
                      "fold-constants unchanged", "fuse-elementwise unchanged",
                      "resolve-overlap changed", "canonicalize-nan unchanged",
-                     "forward-tiles changed", "select-mma unchanged",
+                     "forward-tiles changed", "select-moves unchanged",
+                     "select-mma unchanged",
                      "plan-buffers changed"}));
   // The store writes the region its value was loaded from.
   EXPECT_EQ(m->kernels[0]->body().ops().back()->attrs().overlap, ir::Overlap::InPlace);
