@@ -4,27 +4,34 @@
 #include "dsl/ir/IR.h"
 
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 
 namespace tilejit::dsl {
 
 namespace {
 
-/// 64-bit FNV-1a over the entries, then a splitmix64 finaliser (the mix
-/// jit::hashBytes uses); stable across runs and platforms.
+/// A word-at-a-time mix over the entries (a few multiplies per entry, not
+/// one per byte), then splitmix64's finaliser; stable across runs.
 struct Hasher {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void bytes(const void *data, size_t size) {
-    const auto *p = static_cast<const unsigned char *>(data);
-    for (size_t i = 0; i < size; ++i) {
-      h ^= p[i];
-      h *= 0x100000001b3ull;
-    }
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  void word(uint64_t v) {
+    h ^= v;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
   }
   void text(const std::string &s) {
-    uint64_t n = s.size();
-    bytes(&n, sizeof n);
-    bytes(s.data(), s.size());
+    size_t i = 0;
+    uint64_t w;
+    for (; i + 8 <= s.size(); i += 8) {
+      std::memcpy(&w, s.data() + i, 8);
+      word(w);
+    }
+    // The tail (at most 7 bytes) and the length in one word, so "a" and
+    // "a\0" differ.
+    w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    word(w | (static_cast<uint64_t>(s.size() & 0xff) << 56));
   }
   uint64_t finish() const {
     uint64_t x = h;
@@ -58,13 +65,19 @@ bool SpecValue::operator<(const SpecValue &o) const {
   return std::tie(kind_, int_, text_) < std::tie(o.kind_, o.int_, o.text_);
 }
 
-Specialization::Specialization(std::initializer_list<value_type> entries) {
-  for (const value_type &e : entries)
-    insert(e);
+Specialization::Specialization(std::initializer_list<value_type> entries)
+    : entries_(entries) {
+  // Stable: a name given twice keeps its order.
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const value_type &a, const value_type &b) { return a.first < b.first; });
   rehash();
 }
 
 void Specialization::insert(value_type entry) {
+  if (entries_.empty() || !(entry.first < entries_.back().first)) {
+    entries_.push_back(std::move(entry));
+    return;
+  }
   // After every entry of the same name: a name given twice keeps its order.
   auto at = std::upper_bound(entries_.begin(), entries_.end(), entry.first,
                              [](const std::string &name, const value_type &e) {
@@ -104,15 +117,13 @@ Specialization Specialization::makeBound(std::vector<value_type> sortedEntries) 
 
 void Specialization::rehash() {
   Hasher h;
-  uint64_t n = entries_.size();
-  h.bytes(&n, sizeof n);
+  h.word(entries_.size());
   for (const auto &[name, value] : entries_) {
     h.text(name);
-    auto kind = static_cast<uint8_t>(value.kind());
-    h.bytes(&kind, 1);
-    int64_t i = value.integer();
-    h.bytes(&i, sizeof i);
-    h.text(value.text());
+    h.word(static_cast<uint64_t>(value.kind()) << 56);
+    h.word(static_cast<uint64_t>(value.integer()));
+    if (!value.text().empty())
+      h.text(value.text());
   }
   hash_ = h.finish();
 }
