@@ -6,9 +6,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 namespace tilejit::host {
 
