@@ -422,7 +422,7 @@ void CodeGen::emitFused(const ir::Op &op) {
   int64_t rows = 1;
   for (int64_t d : outerShape)
     rows *= d;
-  beginSpread(rows * (n / L));
+  beginSpread(op);
   emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
     const Row row = rowOf(outer);
     int64_t full = n / L * L;

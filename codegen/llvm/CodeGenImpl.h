@@ -166,11 +166,10 @@ public:
   /// Requests the line `col` bytes into the row at byte `rowAt` (clamped to
   /// the row's last byte).
   void prefetchLine(llvm::Value *rowAt, llvm::Value *col);
-  /// An mma or fused op whose inner loops run `iterations` times in all is
-  /// about to be emitted: it takes the oldest waiting prefetch (if it has
-  /// iterations), and each `spreadStep` in its loops requests a share of the
-  /// lines.
-  void beginSpread(int64_t iterations);
+  /// The mma or fused op `op` is about to be emitted: it takes the prefetch
+  /// schedule-prefetch gave it, if any, and each `spreadStep` in its loops
+  /// requests a share of the lines.
+  void beginSpread(const ir::Op &op);
   void spreadStep();
   /// Requests the lines of the prefetch being spread not yet requested;
   /// none is being spread after.
@@ -313,11 +312,13 @@ private:
   /// Set once a non-temporal store was emitted: the program ends with an
   /// sfence, so its writes are ordered before the launch returns.
   bool streamed_ = false;
-  /// Spread prefetches of the block being emitted (each block has its own),
-  /// oldest first, waiting for an mma or fused op with a loop; and the one
-  /// such an op is spreading now.
+  /// Spread prefetches of the block being emitted (each block has its own)
+  /// that no op takes, requested at its end; and the one an op is spreading
+  /// now.
   std::deque<PendingPrefetch> waiting_;
   std::optional<PendingPrefetch> prefetch_;
+  /// Spread prefetches emitted, by the op schedule-prefetch gave them to.
+  std::map<const ir::Op *, PendingPrefetch> scheduled_;
   /// Use counts and single users of the body (an analysis of dsl/ir).
   std::optional<ir::Uses> uses_;
 

@@ -390,8 +390,8 @@ void CodeGen::emitMma(const ir::Op &op) {
                    cp, L, nullptr);
       }
     };
-    int64_t nFull = N / L * L, nTail = N - nFull;
-    beginSpread(((nFull / L) * (L / R) + nTail / R + nTail % R) * (kFull / kStep));
+    int64_t nFull = N / L * L;
+    beginSpread(op);
     if (nFull > 0 && M * R == L)
       emitLoop(i64(0), i64(nFull), L, groupInRegisters);
     else if (nFull > 0)
@@ -527,8 +527,7 @@ void CodeGen::emitMma(const ir::Op &op) {
   };
   int64_t nFull = N / NR * NR, mFull = M / blk.mr * blk.mr;
   unsigned mTail = static_cast<unsigned>(M - mFull);
-  beginSpread((nFull / NR + (nFull < N)) * (mFull / blk.mr + (mTail > 0)) *
-              (bf16Pairs ? K / 2 : K));
+  beginSpread(op);
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {
     if (mFull > 0)
       emitLoop(i64(0), i64(mFull), blk.mr,
@@ -715,7 +714,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
   };
   const int64_t NR = NV * L, nFull = N / NR * NR, mFull = M / MR * MR;
   const unsigned mTail = static_cast<unsigned>(M - mFull);
-  beginSpread((nFull / NR + (nFull < N)) * (mFull / MR + (mTail > 0)) * KH);
+  beginSpread(op);
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {
     if (mFull > 0)
       emitLoop(i64(0), i64(mFull), MR, [&](llvm::Value *m0) { micro(m0, MR, n0, cols); });

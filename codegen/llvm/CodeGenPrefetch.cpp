@@ -13,13 +13,11 @@
 /// nothing (its row count is 0 at run time). A region of half the target's
 /// L1 data cache or more is requested into L2 and below only.
 ///
-/// Without `spread` the lines are requested at once. With it they wait, in
-/// order, for the `mma` and `fused` ops of the same block whose loops are
-/// long enough: each such op takes the oldest waiting prefetch, and its
-/// inner loops request `per` of its lines in each iteration (the iteration
-/// count is static: `per` is the fewest lines that finish within it, at most
-/// 8; for a one-row region, the fewest that finish its lines wholly inside
-/// the row, requested unclamped, the last line after the op), so that the
+/// Without `spread` the lines are requested at once. With it they wait for
+/// the `mma` or `fused` op of the same block that schedule-prefetch chose
+/// (`by`; codegen/passes/SchedulePrefetch.h), whose inner loops request
+/// `per` of its lines in each iteration (for a one-row region, its lines
+/// wholly inside the row, unclamped, the last line after the op), so that the
 /// requests overlap its arithmetic rather than queue behind
 /// each other: decode attention requests the next step's rows while it
 /// computes on this step's (docs/ops.md), where the hardware prefetchers,
@@ -78,7 +76,27 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
   for (llvm::Value *slot : {p.row, p.rowAt, p.col})
     b_.CreateStore(i64(0), slot);
   if (op.attrs().spread) {
-    waiting_.push_back(std::move(p));
+    // schedule-prefetch chose the op that spreads it (by) and its lines per
+    // iteration (per); one it left to no op is requested at the block's end.
+    const ir::OpAttrs &at = op.attrs();
+    if (at.spreadBy == 0) {
+      waiting_.push_back(std::move(p));
+      return;
+    }
+    p.per = at.spreadPer;
+    if (const int64_t whole = p.linesPerRow - 1; p.rows == 1 && whole > 0)
+      p.groupEnd = whole / p.per * p.per * 64;
+    const auto &ops = op.parentBlock()->ops();
+    size_t i = 0;
+    while (ops[i].get() != &op)
+      ++i;
+    for (int64_t n = 0; ++i < ops.size();)
+      if ((ops[i]->kind() == ir::OpKind::Mma || ops[i]->kind() == ir::OpKind::Fused) &&
+          ++n == at.spreadBy) {
+        scheduled_.emplace(ops[i].get(), std::move(p));
+        return;
+      }
+    assert(false && "schedule-prefetch named an op that is not there");
     return;
   }
   assert(!prefetch_ && "prefetch op inside an op that spreads another");
@@ -99,40 +117,12 @@ void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {
       rowAt, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, col, i64(p.rowBytes - 1))));
 }
 
-void CodeGen::beginSpread(int64_t iterations) {
-  // The oldest waiting prefetch, if this op's loops are long enough to take
-  // it at most kMaxPerIteration lines an iteration (a short loop, such as a
-  // row of weights converted, would only make a burst of it): the fewest
-  // lines per iteration that finish every row (a row's last iteration may
-  // request fewer) within the iterations.
-  constexpr int64_t kMaxPerIteration = 8;
-  if (waiting_.empty())
+void CodeGen::beginSpread(const ir::Op &op) {
+  auto it = scheduled_.find(&op);
+  if (it == scheduled_.end())
     return;
-  const PendingPrefetch &p = waiting_.front();
-  if (const int64_t whole = p.linesPerRow - 1; p.rows == 1 && whole > 0) {
-    // One row: lines 0 .. linesPerRow - 2 lie wholly inside it, so whole
-    // groups of them need no clamp and no row bookkeeping (an iteration is
-    // a cursor check and `per` prefetches at constant displacements: 8
-    // instructions in decode attention's dot loop against 19 with the
-    // clamps). What is left (the last line, a partial group) is requested
-    // after the op.
-    for (int64_t per = 1; per <= std::min(kMaxPerIteration, whole); ++per)
-      if (whole / per <= iterations) {
-        prefetch_ = std::move(waiting_.front());
-        waiting_.pop_front();
-        prefetch_->per = per;
-        prefetch_->groupEnd = whole / per * per * 64;
-        return;
-      }
-    return;
-  }
-  for (int64_t per = 1; per <= std::min(kMaxPerIteration, p.linesPerRow); ++per)
-    if (p.rows * ((p.linesPerRow + per - 1) / per) <= iterations) {
-      prefetch_ = std::move(waiting_.front());
-      waiting_.pop_front();
-      prefetch_->per = per;
-      return;
-    }
+  prefetch_ = std::move(it->second);
+  scheduled_.erase(it);
 }
 
 void CodeGen::spreadStep() {

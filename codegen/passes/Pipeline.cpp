@@ -8,6 +8,7 @@
 #include "codegen/passes/InsertBoundsChecks.h"
 #include "codegen/passes/PlanBuffers.h"
 #include "codegen/passes/ResolveOverlap.h"
+#include "codegen/passes/SchedulePrefetch.h"
 #include "codegen/passes/SelectMma.h"
 #include "codegen/passes/SelectMoves.h"
 #include "codegen/passes/Specialize.h"

@@ -184,7 +184,10 @@
 ///               lines a few (at most 8) per inner-loop iteration, so that
 ///               they overlap its arithmetic instead of queueing as a burst
 ///               (what is left is requested after the op; what no op took,
-///               at the block's end).
+///               at the block's end). The schedule-prefetch pass
+///               (codegen/passes/SchedulePrefetch.h) writes which op takes
+///               it and how many lines an iteration: `by = N` (the N-th
+///               mma or fused op after it in the block), `per = P`.
 /// - `check_bounds` (tensor, indices[rank], [mask]); extent, name, hasMask;
 ///               none. Debug mode (insert-bounds-checks): reports the access
 ///               `name` ("load of x", ...) at this op's location as a bounds
@@ -444,6 +447,10 @@ struct OpAttrs {
                               ///< (forward-tiles)
   RowMask rowMask = RowMask::None; ///< masked load, store (select-moves)
   bool spread = false;        ///< prefetch: over an mma's/fused op's loop
+  /// prefetch {spread} (schedule-prefetch): spread by the spreadBy-th mma or
+  /// fused op after it in its block, spreadPer lines an iteration; 0: at
+  /// the block's end.
+  int64_t spreadBy = 0, spreadPer = 0;
   Overlap overlap = Overlap::None; ///< store: against the loads feeding it
   bool canonicalNaN = false;  ///< float arithmetic, reduce, mma: a NaN
                               ///< result is the canonical NaN (printed

@@ -660,6 +660,9 @@ private:
       } else if (name == "axis") {
         if (!parseInt(a.axis))
           return false;
+      } else if (name == "by" || name == "per") {
+        if (!parseInt(name == "by" ? a.spreadBy : a.spreadPer))
+          return false;
       } else if (name == "row_mask") {
         if (tok_.kind != Tok::Ident || !parseRowMask(tok_.text, a.rowMask))
           return errorHere("expected none, lanes or rows");

@@ -195,6 +195,10 @@ private:
       parts.push_back(e + "]");
       if (a.spread)
         parts.push_back("spread");
+      if (a.spreadBy)
+        parts.push_back("by = " + std::to_string(a.spreadBy));
+      if (a.spreadPer)
+        parts.push_back("per = " + std::to_string(a.spreadPer));
       break;
     }
     default:

@@ -493,6 +493,12 @@ private:
       for (int64_t e : ext)
         if (e <= 0)
           fail(op, "extent dimensions must be positive");
+      // schedule-prefetch's pairing: a spread prefetch given to an op after
+      // it, 1 to 8 lines an iteration.
+      const OpAttrs &at = op.attrs();
+      if (at.spreadBy < 0 || (at.spreadBy > 0 && !at.spread) ||
+          (at.spreadBy > 0) != (at.spreadPer > 0) || at.spreadPer > 8)
+        fail(op, "by = N and per = 1..8 go together, on a spread prefetch");
       return;
     }
     case OpKind::For: {

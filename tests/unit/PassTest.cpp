@@ -510,7 +510,7 @@ TEST(Pipeline, RegistersPassesInOrderAndRejectsUnknownNames) {
             (std::vector<std::string>{"specialize", "insert-bounds-checks", "fold-constants",
                                       "fuse-elementwise", "resolve-overlap", "canonicalize-nan",
                                       "forward-tiles", "select-moves", "select-mma",
-                                      "plan-buffers"}));
+                                      "schedule-prefetch", "plan-buffers"}));
   DiagnosticEngine diags;
   auto k = std::make_unique<ir::Kernel>("k");
   EXPECT_FALSE(passes::runPasses(*k, {"no-such-pass"}, diags));
@@ -547,7 +547,7 @@ TEST(Pipeline, ReportsWhetherEachPassChangedTheKernel) {
                      "fold-constants unchanged", "fuse-elementwise unchanged",
                      "resolve-overlap changed", "canonicalize-nan unchanged",
                      "forward-tiles changed", "select-moves unchanged",
-                     "select-mma unchanged",
+                     "select-mma unchanged", "schedule-prefetch unchanged",
                      "plan-buffers changed"}));
   // The store writes the region its value was loaded from.
   EXPECT_EQ(m->kernels[0]->body().ops().back()->attrs().overlap, ir::Overlap::InPlace);
