@@ -877,13 +877,7 @@ llvm::Value *CodeGen::regionsApart(const ir::Op &load, const ir::Op &store) {
     if (!emitScalarEarly(store.operand(1 + d)))
       return nullptr;
   const ir::Type &lt = load.result()->type(), &st = store.operand(1 + rank)->type();
-  auto extents = [&](const ir::Type &tile) {
-    std::vector<int64_t> e(rank, 1);
-    for (unsigned d = 0; d < tile.rank(); ++d)
-      e[rank - tile.rank() + d] = tile.shape()[d];
-    return e;
-  };
-  std::vector<int64_t> le = extents(lt), se = extents(st);
+  std::vector<int64_t> le = ir::regionExtents(rank, lt), se = ir::regionExtents(rank, st);
   // Used only where both tiles lie inside the tensor (the fast paths), so
   // no sum below wraps.
   llvm::Value *apart = b_.getFalse(), *same = b_.getInt1(lt.shape() == st.shape());
@@ -1127,6 +1121,85 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
   b_.CreateCall(callee, args);
 }
 
+void CodeGen::emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned lead,
+                           llvm::Value *globalBase, const TensorInfo *copyDst,
+                           llvm::Value *copyBase, const std::vector<int64_t> &shape) {
+  const ScalarKind k = t.elem;
+  const unsigned r = shape.size(), eb = ir::byteWidth(k);
+  std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
+  unsigned dlead = copyDst->sizes.size() - r;
+  // One run-time test per tile decides between streamed and plain rows.
+  llvm::Value *streamOk =
+      streamable(copyTo, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
+  emitEitherWay(streamOk, [&](bool stream) {
+    // memmove: a kernel may copy a tensor onto itself, shifted.
+    auto copyRow = [&](llvm::Value *dst, llvm::Value *src) {
+      emitRowCopy(dst, src, shape.back() * eb, eb, stream, /*mayOverlap=*/true);
+    };
+    if (outer.empty()) {
+      copyRow(copyBase, globalBase);
+      return;
+    }
+    // The rows of the innermost outer axis: both pointers step by their
+    // row strides (no multiply per row).
+    std::vector<int64_t> most(outer.begin(), outer.end() - 1);
+    size_t last = outer.size() - 1;
+    emitNest(most, [&](const std::vector<llvm::Value *> &idx) {
+      llvm::Value *g = i64(0), *dg = i64(0);
+      for (size_t q = 0; q < idx.size(); ++q) {
+        g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
+        dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
+      }
+      llvm::Value *sstep = b_.CreateMul(t.strides[lead + last], i64(eb));
+      llvm::Value *dstep = b_.CreateMul(copyDst->strides[dlead + last], i64(eb));
+      emitCarriedLoop("rows", i64(0), i64(outer[last]), 1,
+                      {elemPtr(k, globalBase, g), elemPtr(k, copyBase, dg)},
+                      [&](llvm::Value *, const std::vector<llvm::Value *> &at) {
+                        copyRow(at[1], at[0]);
+                        return std::vector<llvm::Value *>{
+                            b_.CreateGEP(b_.getInt8Ty(), at[0], sstep),
+                            b_.CreateGEP(b_.getInt8Ty(), at[1], dstep)};
+                      });
+    });
+  });
+}
+
+void CodeGen::emitSlowMove(const ir::Op &op, const TensorInfo &t,
+                           const std::vector<llvm::Value *> &off,
+                           const std::vector<int64_t> &shape, llvm::Value *buf,
+                           const ir::Value *mask) {
+  const bool isLoad = op.kind() == OpKind::Load;
+  const ScalarKind k = t.elem;
+  const unsigned rank = t.sizes.size();
+  if (k != ScalarKind::I1) {
+    // A partial or masked tile over a contiguous innermost axis (a tensor's
+    // edge, a window's tail: the common cases) moves inline, row by row, a
+    // vector of lanes at a time; strided ones go to the runtime.
+    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
+    // How the mask is read (select-moves): lane by lane, or each row whole
+    // or not at all.
+    const RowMask how = op.attrs().rowMask;
+    auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
+    auto *call = llvm::BasicBlock::Create(ctx_, isLoad ? "load.call" : "store.call", fn_);
+    auto *slowDone = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow.done" : "store.slow.done", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(t.strides[rank - 1], i64(1)), rows, call);
+    b_.SetInsertPoint(rows);
+    emitPartialRows(isLoad, t, off, shape, buf,
+                    isLoad ? otherValue(k, op.attrs()) : nullptr, maskBuf, how);
+    b_.CreateBr(slowDone);
+    b_.SetInsertPoint(call);
+    emitTileMoveCall(isLoad, t, off, shape, buf, maskBuf,
+                     isLoad ? otherValue(k, op.attrs()) : nullptr);
+    b_.CreateBr(slowDone);
+    b_.SetInsertPoint(slowDone);
+  } else {
+    // Boolean tiles: out of line, in the runtime (see tilejit_rt_load_tile in
+    // runtime/Runtime.h), one call per tile.
+    emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
+                     isLoad ? otherValue(k, op.attrs()) : nullptr);
+  }
+}
+
 void CodeGen::emitLoadStore(const ir::Op &op) {
   bool isLoad = op.kind() == OpKind::Load;
   const TensorInfo &t = tensors_[op.operand(0)];
@@ -1212,42 +1285,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.SetInsertPoint(fast);
   llvm::Value *globalBase = elemPtr(k, t.data, lin);
   if (copyTo) {
-    std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
-    unsigned dlead = copyDst->sizes.size() - r;
-    // One run-time test per tile decides between streamed and plain rows.
-    llvm::Value *streamOk =
-        streamable(*copyTo, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
-    emitEitherWay(streamOk, [&](bool stream) {
-      // memmove: a kernel may copy a tensor onto itself, shifted.
-      auto copyRow = [&](llvm::Value *dst, llvm::Value *src) {
-        emitRowCopy(dst, src, shape.back() * eb, eb, stream, /*mayOverlap=*/true);
-      };
-      if (outer.empty()) {
-        copyRow(copyBase, globalBase);
-        return;
-      }
-      // The rows of the innermost outer axis: both pointers step by their
-      // row strides (no multiply per row).
-      std::vector<int64_t> most(outer.begin(), outer.end() - 1);
-      size_t last = outer.size() - 1;
-      emitNest(most, [&](const std::vector<llvm::Value *> &idx) {
-        llvm::Value *g = i64(0), *dg = i64(0);
-        for (size_t q = 0; q < idx.size(); ++q) {
-          g = b_.CreateAdd(g, b_.CreateMul(idx[q], t.strides[lead + q]));
-          dg = b_.CreateAdd(dg, b_.CreateMul(idx[q], copyDst->strides[dlead + q]));
-        }
-        llvm::Value *sstep = b_.CreateMul(t.strides[lead + last], i64(eb));
-        llvm::Value *dstep = b_.CreateMul(copyDst->strides[dlead + last], i64(eb));
-        emitCarriedLoop("rows", i64(0), i64(outer[last]), 1,
-                        {elemPtr(k, globalBase, g), elemPtr(k, copyBase, dg)},
-                        [&](llvm::Value *, const std::vector<llvm::Value *> &at) {
-                          copyRow(at[1], at[0]);
-                          return std::vector<llvm::Value *>{
-                              b_.CreateGEP(b_.getInt8Ty(), at[0], sstep),
-                              b_.CreateGEP(b_.getInt8Ty(), at[1], dstep)};
-                        });
-      });
-    });
+    emitCopyRows(*copyTo, t, lead, globalBase, copyDst, copyBase, shape);
   } else if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t rowBytes = shape.back() * eb;
@@ -1274,33 +1312,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  if (k != ScalarKind::I1) {
-    // A partial or masked tile over a contiguous innermost axis (a tensor's
-    // edge, a window's tail: the common cases) moves inline, row by row, a
-    // vector of lanes at a time; strided ones go to the runtime.
-    llvm::Value *maskBuf = mask ? bufferOf(mask) : nullptr;
-    // How the mask is read (select-moves): lane by lane, or each row whole
-    // or not at all.
-    const RowMask how = op.attrs().rowMask;
-    auto *rows = llvm::BasicBlock::Create(ctx_, isLoad ? "load.rows" : "store.rows", fn_);
-    auto *call = llvm::BasicBlock::Create(ctx_, isLoad ? "load.call" : "store.call", fn_);
-    auto *slowDone = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow.done" : "store.slow.done", fn_);
-    b_.CreateCondBr(b_.CreateICmpEQ(t.strides[rank - 1], i64(1)), rows, call);
-    b_.SetInsertPoint(rows);
-    emitPartialRows(isLoad, t, off, shape, buf,
-                    isLoad ? otherValue(k, op.attrs()) : nullptr, maskBuf, how);
-    b_.CreateBr(slowDone);
-    b_.SetInsertPoint(call);
-    emitTileMoveCall(isLoad, t, off, shape, buf, maskBuf,
-                     isLoad ? otherValue(k, op.attrs()) : nullptr);
-    b_.CreateBr(slowDone);
-    b_.SetInsertPoint(slowDone);
-  } else {
-    // Boolean tiles: out of line, in the runtime (see tilejit_rt_load_tile in
-    // runtime/Runtime.h), one call per tile.
-    emitTileMoveCall(isLoad, t, off, shape, buf, mask ? bufferOf(mask) : nullptr,
-                     isLoad ? otherValue(k, op.attrs()) : nullptr);
-  }
+  emitSlowMove(op, t, off, shape, buf, mask);
   llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

@@ -200,6 +200,16 @@ private:
   std::pair<llvm::Value *, llvm::Value *>
   reduceLargeAngles(llvm::Value *a, llvm::Value *large, llvm::Value *r, llvm::Value *q);
   void emitLoadStore(const ir::Op &op);
+  /// A `load {copy}`'s fast path: the tile's rows from tensor `t` (at
+  /// globalBase) to its store's tensor (at copyBase), streamed where the store
+  /// streams and the run-time tests allow.
+  void emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned lead,
+                    llvm::Value *globalBase, const TensorInfo *copyDst, llvm::Value *copyBase,
+                    const std::vector<int64_t> &shape);
+  /// A load's or store's slow path (a partial, masked or strided tile): row by
+  /// row inline, or through the runtime.
+  void emitSlowMove(const ir::Op &op, const TensorInfo &t, const std::vector<llvm::Value *> &off,
+                    const std::vector<int64_t> &shape, llvm::Value *buf, const ir::Value *mask);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);
   void emitCheckBounds(const ir::Op &op);
@@ -281,6 +291,41 @@ private:
   /// innermost loops around the mma (select-mma's pack_a / pack_b), or here.
   void packOperand(const ir::Value *v, int64_t hoist,
                    const std::function<void(const Forwarded &)> &emit);
+  /// Interleaves rows 2p and 2p + 1 of a [2 KH, X] bf16 tile (rows `ld`
+  /// apart) into dst [KH, X] 32-bit pairs.
+  void interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
+                       int64_t KH);
+  /// Transposes the 32-bit pairs of a [X, 2 W] bf16 tile (rows `ld` apart)
+  /// into dst [W, X].
+  void transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
+                      int64_t W);
+  /// An mma's operands as its form reads them: a as [M, K] rows lda apart,
+  /// b as [K, N] (broadcast) or [N, K] (dot) rows ldb apart, of kind kb; C
+  /// the result's buffer (holding acc).
+  struct MmaOperands {
+    llvm::Value *A, *lda, *B, *ldb, *C;
+    ir::ScalarKind kb;
+    int64_t M, N, K;
+  };
+  void emitMmaDot(const ir::Op &op, const MmaOperands &o);
+  void emitMmaBroadcast(const ir::Op &op, const MmaOperands &o);
+  /// `lanes` elements of `kind` at base[idx] (masked), as f32.
+  llvm::Value *loadAsF32(ir::ScalarKind kind, llvm::Value *base, llvm::Value *idx,
+                         llvm::Value *mask);
+  /// A [rows, cols] tile of `kind` at `src` (rows `ld` apart) as contiguous
+  /// f32 at `dst`; transposeToF32 writes it transposed, [cols, rows].
+  void convertRowsToF32(ir::ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
+                        int64_t rows, int64_t cols);
+  void transposeToF32(ir::ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
+                      int64_t rows, int64_t cols);
+  /// An mma's K loop: emitCarriedLoop taking a share of a spread prefetch
+  /// each iteration.
+  std::vector<llvm::Value *> mmaKLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
+                                      const std::vector<llvm::Value *> &init,
+                                      const CarriedBody &body);
+  /// Each of lanes vectors summed across its lanes by a halving tree: lane i
+  /// of the result holds v[i]'s sum.
+  llvm::Value *sumLanes(std::vector<llvm::Value *> v);
   /// The bf16 mma on AMX tiles (CodeGenMma.cpp); `canonical` as for
   /// storeAccumulators.
   void emitMmaAmx(llvm::Value *A, llvm::Value *ldaBytes, llvm::Value *PB, llvm::Value *C,

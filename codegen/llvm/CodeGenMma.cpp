@@ -119,6 +119,114 @@ void CodeGen::storeAccumulators(const AccBlock &acc, const std::vector<llvm::Val
 }
 
 
+llvm::Value *CodeGen::loadAsF32(ScalarKind kind, llvm::Value *base, llvm::Value *idx,
+                               llvm::Value *mask) {
+  llvm::Value *v = loadElems(kind, elemPtr(kind, base, idx), lanes_, mask);
+  return kind == ScalarKind::F32 ? v : emitCast(v, kind, ScalarKind::F32, lanes_);
+}
+
+/// Converts a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
+/// contiguous f32 at `dst`, a vector of lanes at a time.
+void CodeGen::convertRowsToF32(ScalarKind kind, llvm::Value *src, llvm::Value *ld,
+                                llvm::Value *dst, int64_t rows, int64_t cols) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *f32 = b.getFloatTy();
+  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    return loadAsF32(kind, base, idx, mask);
+  };
+  emitLoop(i64(0), i64(rows), 1, [&](llvm::Value *row) {
+    for (int64_t j = 0; j < cols; j += L) {
+      unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, cols - j));
+      llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
+      llvm::Value *v = loadF32(kind, src, b.CreateAdd(b.CreateMul(row, ld), i64(j)), m);
+      storeElems(ScalarKind::F32, v,
+                 b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(row, i64(cols)), i64(j))), L, m);
+    }
+  });
+}
+
+/// Transposes a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
+/// contiguous f32 [cols, rows] at `dst`: lanes x lanes blocks go through
+/// registers (transposeVectorBlocks with blocks of one lane), the ragged edges
+/// element by element.
+void CodeGen::transposeToF32(ScalarKind kind, llvm::Value *src, llvm::Value *ld,
+                              llvm::Value *dst, int64_t rows, int64_t cols) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *f32 = b.getFloatTy();
+  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    return loadAsF32(kind, base, idx, mask);
+  };
+  int64_t rFull = rows / L * L, cFull = cols / L * L;
+  if (rFull > 0 && cFull > 0)
+    emitLoop(i64(0), i64(rFull), L, [&](llvm::Value *r0) {
+      emitLoop(i64(0), i64(cFull), L, [&](llvm::Value *c0) {
+        std::vector<llvm::Value *> v(L);
+        for (unsigned i = 0; i < L; ++i)
+          v[i] = loadF32(kind, src, b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), ld), c0),
+                         nullptr);
+        transposeVectorBlocks(v, 1);
+        for (unsigned i = 0; i < L; ++i) {
+          llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(c0, i64(i)), i64(rows)), r0);
+          storeElems(ScalarKind::F32, v[i], b.CreateGEP(f32, dst, idx), L, nullptr);
+        }
+      });
+    });
+  auto scalarPart = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    if (r0 >= r1 || c0 >= c1)
+      return;
+    emitLoop(i64(r0), i64(r1), 1, [&](llvm::Value *r) {
+      emitLoop(i64(c0), i64(c1), 1, [&](llvm::Value *c) {
+        llvm::Value *x = emitCast(
+            loadElems(kind, elemPtr(kind, src, b.CreateAdd(b.CreateMul(r, ld), c)), 1,
+                      nullptr),
+            kind, ScalarKind::F32, 1);
+        b.CreateStore(x, b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(c, i64(rows)), r)));
+      });
+    });
+  };
+  scalarPart(0, rFull, cFull, cols); // right edge of the blocked rows
+  scalarPart(rFull, rows, 0, cols);  // bottom rows
+}
+
+std::vector<llvm::Value *> CodeGen::mmaKLoop(llvm::Value *lb, llvm::Value *ub, int64_t step,
+                                             const std::vector<llvm::Value *> &init,
+                                             const CarriedBody &body) {
+  // Accumulators carried in registers, each iteration taking its share of a
+  // spread prefetch (CodeGenPrefetch.cpp).
+  return emitCarriedLoop("mma.k", lb, ub, step, init,
+                         [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
+                           spreadStep();
+                           return body(k, cur);
+                         });
+}
+
+/// Sums each of L vectors across its lanes: lane i of the result holds
+/// v[i]'s sum. Each level pairs vectors whose lanes form segments of s
+/// lanes (one vector's partial sums per segment) and halves the segments;
+/// every vector's lanes are added in the same order, wherever it stands.
+llvm::Value *CodeGen::sumLanes(std::vector<llvm::Value *> v) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  for (unsigned s = L; s > 1; s /= 2) {
+    unsigned h = s / 2, segs = L / s;
+    std::vector<int> lo(L), hi(L);
+    for (unsigned o = 0; o < L; ++o) {
+      unsigned seg = o / h, within = o % h;
+      unsigned src = seg < segs ? seg * s + within : (seg - segs) * s + within + L;
+      lo[o] = static_cast<int>(src);
+      hi[o] = static_cast<int>(src + h);
+    }
+    std::vector<llvm::Value *> next;
+    for (size_t i = 0; i + 1 < v.size(); i += 2)
+      next.push_back(b.CreateFAdd(b.CreateShuffleVector(v[i], v[i + 1], lo),
+                                  b.CreateShuffleVector(v[i], v[i + 1], hi)));
+    v = next;
+  }
+  return v[0];
+}
+
 void CodeGen::emitMma(const ir::Op &op) {
   if (op.attrs().mmaForm == ir::MmaForm::None) {
     diags_.error(op.loc(), "internal error: mma without a form (run select-mma)");
@@ -132,9 +240,8 @@ void CodeGen::emitMma(const ir::Op &op) {
   int64_t M = res->type().shape()[0], N = res->type().shape()[1];
   int64_t K = ta ? a->type().shape()[0] : a->type().shape()[1];
   ScalarKind ka = a->type().elem(), kb = bv->type().elem();
-  unsigned L = lanes_;
+  const unsigned L = lanes_;
   llvm::Type *f32 = b.getFloatTy();
-  llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
 
   // Where the operands are (a forwarded load: in the tensor, else the
   // buffer); rows are contiguous either way.
@@ -142,7 +249,6 @@ void CodeGen::emitMma(const ir::Op &op) {
   copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
   const bool canonical = op.attrs().canonicalNaN;
-  auto finish = [&](llvm::Value *v) { return canonical ? canonicalizeNaN(b, v) : v; };
   if (K == 0) {
     if (!canonical)
       return;
@@ -160,80 +266,9 @@ void CodeGen::emitMma(const ir::Op &op) {
     return;
   }
 
-  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
-    llvm::Value *v = loadElems(kind, elemPtr(kind, base, idx), L, mask);
-    return kind == ScalarKind::F32 ? v : emitCast(v, kind, ScalarKind::F32, L);
-  };
-  // Converts a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
-  // contiguous f32 at `dst`, a vector of lanes at a time.
-  auto convertRows = [&](ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
-                         int64_t rows, int64_t cols) {
-    emitLoop(i64(0), i64(rows), 1, [&](llvm::Value *row) {
-      for (int64_t j = 0; j < cols; j += L) {
-        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, cols - j));
-        llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
-        llvm::Value *v = loadF32(kind, src, b.CreateAdd(b.CreateMul(row, ld), i64(j)), m);
-        storeElems(ScalarKind::F32, v,
-                   b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(row, i64(cols)), i64(j))), L, m);
-      }
-    });
-  };
-  auto transposeBlocks = [&](std::vector<llvm::Value *> &v, unsigned blk) {
-    transposeVectorBlocks(v, blk);
-  };
-
-  // Transposes a [rows, cols] tile of `kind` at `src` (rows `ld` apart) into
-  // contiguous f32 [cols, rows] at `dst`: lanes x lanes blocks go through
-  // registers (transposeBlocks with blocks of one lane), the ragged edges
-  // element by element.
-  auto transposeInto = [&](ScalarKind kind, llvm::Value *src, llvm::Value *ld, llvm::Value *dst,
-                           int64_t rows, int64_t cols) {
-    int64_t rFull = rows / L * L, cFull = cols / L * L;
-    if (rFull > 0 && cFull > 0)
-      emitLoop(i64(0), i64(rFull), L, [&](llvm::Value *r0) {
-        emitLoop(i64(0), i64(cFull), L, [&](llvm::Value *c0) {
-          std::vector<llvm::Value *> v(L);
-          for (unsigned i = 0; i < L; ++i)
-            v[i] = loadF32(kind, src, b.CreateAdd(b.CreateMul(b.CreateAdd(r0, i64(i)), ld), c0),
-                           nullptr);
-          transposeBlocks(v, 1);
-          for (unsigned i = 0; i < L; ++i) {
-            llvm::Value *idx = b.CreateAdd(b.CreateMul(b.CreateAdd(c0, i64(i)), i64(rows)), r0);
-            storeElems(ScalarKind::F32, v[i], b.CreateGEP(f32, dst, idx), L, nullptr);
-          }
-        });
-      });
-    auto scalarPart = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      if (r0 >= r1 || c0 >= c1)
-        return;
-      emitLoop(i64(r0), i64(r1), 1, [&](llvm::Value *r) {
-        emitLoop(i64(c0), i64(c1), 1, [&](llvm::Value *c) {
-          llvm::Value *x = emitCast(
-              loadElems(kind, elemPtr(kind, src, b.CreateAdd(b.CreateMul(r, ld), c)), 1,
-                        nullptr),
-              kind, ScalarKind::F32, 1);
-          b.CreateStore(x, b.CreateGEP(f32, dst, b.CreateAdd(b.CreateMul(c, i64(rows)), r)));
-        });
-      });
-    };
-    scalarPart(0, rFull, cFull, cols); // right edge of the blocked rows
-    scalarPart(rFull, rows, 0, cols);  // bottom rows
-  };
-
   // The form, the register block and the packing are select-mma's
   // (codegen/passes/SelectMma.h).
   const ir::OpAttrs &at = op.attrs();
-  // Dot form with bf16 on both sides on AVX512-BF16: a and b stay bf16 and
-  // `vdpbf16ps` sums pairs of products into each lane (exact products,
-  // f32 sums; bf16 subnormals read as zero), half the instructions of the
-  // f32 FMAs and no conversion.
-  const bool bf16Dot = at.mmaForm == ir::MmaForm::Dot && at.dpbf16;
-  // Broadcast form likewise (P x V in decode attention): pairs of a's
-  // columns (k, k + 1) times b's rows k and k + 1, interleaved in 32-bit
-  // lanes; the accumulators hold each 32 columns in the interleave's order.
-  const bool bf16Pairs = at.mmaForm == ir::MmaForm::Broadcast && at.dpbf16;
-  // Both take bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
-  llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
   // Many rows, bf16 on both sides: pairs of k summed by `vdpbf16ps` or on
   // AMX tiles, over operands packed into pairs.
   if (at.mmaForm == ir::MmaForm::Bf16Pairs || at.mmaForm == ir::MmaForm::Amx) {
@@ -246,167 +281,17 @@ void CodeGen::emitMma(const ir::Op &op) {
     llvm::Value *packed = allocaEntry(f32, M * K);
     packOperand(a, at.packA, [&](const Forwarded &f) {
       if (ta)
-        transposeInto(ka, f.base, f.strides[0], packed, K, M); // a is [K, M]
+        transposeToF32(ka, f.base, f.strides[0], packed, K, M); // a is [K, M]
       else
-        convertRows(ka, f.base, f.strides[0], packed, M, K);
+        convertRowsToF32(ka, f.base, f.strides[0], packed, M, K);
     });
     A = packed;
     lda = i64(K);
   }
 
   llvm::Value *B = fb.base, *ldb = fb.strides[0];
-
-  // The K loops: accumulators carried in registers, each iteration taking
-  // its share of a spread prefetch (CodeGenPrefetch.cpp).
-  auto carriedLoop = [&](llvm::Value *lb, llvm::Value *ub, int64_t step,
-                         const std::vector<llvm::Value *> &init, const CarriedBody &body) {
-    return emitCarriedLoop("mma.k", lb, ub, step, init,
-                           [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
-                             spreadStep();
-                             return body(k, cur);
-                           });
-  };
-
   if (at.mmaForm == ir::MmaForm::Dot) {
-    // Dot form. R rows of b per pass (the block's columns).
-    const unsigned R = static_cast<unsigned>(at.blockCols);
-    // K elements a step: a vector of them, or two per lane for bf16Dot.
-    const unsigned kStep = bf16Dot ? 2 * L : L;
-    int64_t kFull = K / kStep * kStep;
-    llvm::Value *kMask =
-        K % kStep ? prefixMask(static_cast<unsigned>(K % kStep), kStep) : nullptr;
-    auto loadPairs = [&](llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
-      return b.CreateBitCast(
-          loadElems(ScalarKind::BF16, elemPtr(ScalarKind::BF16, base, idx), 2 * L, mask), vbf);
-    };
-    // Per-lane partial dot products of the group's rows: S[m][r][lane].
-    llvm::Value *S = allocaEntry(f32, M * L * L);
-    llvm::Value *zero = llvm::Constant::getNullValue(vf);
-    // Rows [row, row + rr) of b: the M x rr accumulators, [m * rr + r].
-    auto passAccs = [&](llvm::Value *row, unsigned rr) {
-      std::vector<llvm::Value *> bptr(rr);
-      for (unsigned r = 0; r < rr; ++r)
-        bptr[r] = b.CreateMul(b.CreateAdd(row, i64(r)), ldb);
-      auto step = [&](llvm::Value *k, const std::vector<llvm::Value *> &cur, llvm::Value *mask) {
-        std::vector<llvm::Value *> bvec(rr), next(cur.size());
-        if (bf16Dot) {
-          for (unsigned r = 0; r < rr; ++r)
-            bvec[r] = loadPairs(B, b.CreateAdd(bptr[r], k), mask);
-          for (int64_t m = 0; m < M; ++m) {
-            llvm::Value *av = loadPairs(A, b.CreateAdd(b.CreateMul(i64(m), lda), k), mask);
-            for (unsigned r = 0; r < rr; ++r)
-              next[m * rr + r] =
-                  b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
-                                    {cur[m * rr + r], av, bvec[r]});
-          }
-          return next;
-        }
-        for (unsigned r = 0; r < rr; ++r)
-          bvec[r] = loadF32(kb, B, b.CreateAdd(bptr[r], k), mask);
-
-        for (int64_t m = 0; m < M; ++m) {
-          llvm::Value *av = loadF32(ScalarKind::F32, A, b.CreateAdd(b.CreateMul(i64(m), lda), k),
-                                    mask);
-          for (unsigned r = 0; r < rr; ++r)
-            next[m * rr + r] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf},
-                                                 {av, bvec[r], cur[m * rr + r]});
-        }
-        return next;
-      };
-      std::vector<llvm::Value *> accs(M * rr, zero);
-      if (kFull > 0)
-        accs = carriedLoop(i64(0), i64(kFull), kStep, accs,
-                           [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
-                             return step(k, cur, nullptr);
-                           });
-      if (kMask)
-        accs = step(i64(kFull), accs, kMask);
-      return accs;
-    };
-    // Rows [row, row + rr) of b (group row r0 onwards) into S.
-    auto pass = [&](llvm::Value *row, llvm::Value *r0, unsigned rr) {
-      std::vector<llvm::Value *> accs = passAccs(row, rr);
-      for (int64_t m = 0; m < M; ++m)
-        for (unsigned r = 0; r < rr; ++r) {
-          llvm::Value *idx =
-              b.CreateMul(b.CreateAdd(i64(m * L), b.CreateAdd(r0, i64(r))), i64(L));
-          storeElems(ScalarKind::F32, accs[m * rr + r], b.CreateGEP(f32, S, idx), L, nullptr);
-        }
-    };
-    // Sums each of L vectors across its lanes: lane i of the result holds
-    // v[i]'s sum. Each level pairs vectors whose lanes form segments of s
-    // lanes (one vector's partial sums per segment) and halves the segments;
-    // every vector's lanes are added in the same order, wherever it stands.
-    auto laneSums = [&](std::vector<llvm::Value *> v) {
-      for (unsigned s = L; s > 1; s /= 2) {
-        unsigned h = s / 2, segs = L / s;
-        std::vector<int> lo(L), hi(L);
-        for (unsigned o = 0; o < L; ++o) {
-          unsigned seg = o / h, within = o % h;
-          unsigned src = seg < segs ? seg * s + within : (seg - segs) * s + within + L;
-          lo[o] = static_cast<int>(src);
-          hi[o] = static_cast<int>(src + h);
-        }
-        std::vector<llvm::Value *> next;
-        for (size_t i = 0; i + 1 < v.size(); i += 2)
-          next.push_back(b.CreateFAdd(b.CreateShuffleVector(v[i], v[i + 1], lo),
-                                      b.CreateShuffleVector(v[i], v[i + 1], hi)));
-        v = next;
-      }
-      return v[0];
-    };
-    // Reduces S across lanes for a group of `rows` rows starting at n0 and
-    // adds the sums to C[m, n0 : n0 + rows].
-    auto reduceGroup = [&](llvm::Value *n0, unsigned rows) {
-      llvm::Value *cmask = rows < L ? prefixMask(rows, L) : nullptr;
-      for (int64_t m = 0; m < M; ++m) {
-        std::vector<llvm::Value *> v(L);
-        for (unsigned r = 0; r < L; ++r)
-          v[r] = r < rows ? loadElems(ScalarKind::F32,
-                                      b.CreateGEP(f32, S, i64((m * L + r) * L)), L, nullptr)
-                          : zero;
-        llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
-        storeElems(ScalarKind::F32,
-                   finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), laneSums(v))),
-                   cp, L, cmask);
-      }
-    };
-    // When a pass's M x R accumulators fill a vector's lanes (G = 2, 4, 8 on
-    // AVX-512), a group of L rows stays in registers: pass p's sums form
-    // X[p], lane m * R + r holding (m, p * R + r); a butterfly over blocks of
-    // R lanes transposes the M x M blocks so that X[m] holds row m's L sums.
-    // The same sums as through S, without its 2 * M * L vector stores and
-    // loads per group (a quarter of the dot's time on Zen 4, where a 512-bit
-    // store takes two cycles).
-    auto groupInRegisters = [&](llvm::Value *n0) {
-      std::vector<llvm::Value *> X(static_cast<size_t>(M));
-      for (int64_t p = 0; p < M; ++p)
-        X[p] = laneSums(passAccs(b.CreateAdd(n0, i64(p * R)), R));
-      transposeBlocks(X, R);
-      for (int64_t m = 0; m < M; ++m) {
-        llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
-        storeElems(ScalarKind::F32,
-                   finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr), X[m])),
-                   cp, L, nullptr);
-      }
-    };
-    int64_t nFull = N / L * L;
-    beginSpread(op);
-    if (nFull > 0 && M * R == L)
-      emitLoop(i64(0), i64(nFull), L, groupInRegisters);
-    else if (nFull > 0)
-      emitLoop(i64(0), i64(nFull), L, [&](llvm::Value *n0) {
-        emitLoop(i64(0), i64(L), R, [&](llvm::Value *r0) { pass(b.CreateAdd(n0, r0), r0, R); });
-        reduceGroup(n0, L);
-      });
-    if (unsigned tail = static_cast<unsigned>(N - nFull)) {
-      unsigned r0 = 0;
-      for (; r0 + R <= tail; r0 += R)
-        pass(i64(nFull + r0), i64(r0), R);
-      for (; r0 < tail; ++r0)
-        pass(i64(nFull + r0), i64(r0), 1);
-      reduceGroup(i64(nFull), tail);
-    }
+    emitMmaDot(op, MmaOperands{A, lda, B, ldb, C, kb, M, N, K});
     return;
   }
 
@@ -416,15 +301,188 @@ void CodeGen::emitMma(const ir::Op &op) {
     llvm::Value *packed = allocaEntry(f32, K * N);
     packOperand(bv, at.packB, [&](const Forwarded &f) {
       if (tb)
-        transposeInto(kb, f.base, f.strides[0], packed, N, K); // b is [N, K]
+        transposeToF32(kb, f.base, f.strides[0], packed, N, K); // b is [N, K]
       else
-        convertRows(kb, f.base, f.strides[0], packed, K, N);
+        convertRowsToF32(kb, f.base, f.strides[0], packed, K, N);
     });
     B = packed;
     ldb = i64(N);
     bk = ScalarKind::F32;
   }
 
+  emitMmaBroadcast(op, MmaOperands{A, lda, B, ldb, C, bk, M, N, K});
+}
+
+/// The dot form (select-mma): b's rows contiguous along K, as a's.
+void CodeGen::emitMmaDot(const ir::Op &op, const MmaOperands &o) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *f32 = b.getFloatTy();
+  llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
+  // bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
+  llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+  const ir::OpAttrs &at = op.attrs();
+  const int64_t M = o.M, N = o.N, K = o.K;
+  const ScalarKind kb = o.kb;
+  llvm::Value *A = o.A, *lda = o.lda, *B = o.B, *ldb = o.ldb, *C = o.C;
+  auto finish = [&](llvm::Value *v) { return at.canonicalNaN ? canonicalizeNaN(b, v) : v; };
+  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    return loadAsF32(kind, base, idx, mask);
+  };
+  auto carriedLoop = [&](llvm::Value *lb, llvm::Value *ub, int64_t step,
+                         const std::vector<llvm::Value *> &init, const CarriedBody &body) {
+    return mmaKLoop(lb, ub, step, init, body);
+  };
+  // With bf16 on both sides on AVX512-BF16 (dpbf16): a and b stay bf16 and
+  // `vdpbf16ps` sums pairs of products into each lane (exact products, f32
+  // sums; bf16 subnormals read as zero), half the instructions of the f32
+  // FMAs and no conversion.
+  const bool bf16Dot = at.dpbf16;
+  // Dot form. R rows of b per pass (the block's columns).
+  const unsigned R = static_cast<unsigned>(at.blockCols);
+  // K elements a step: a vector of them, or two per lane for bf16Dot.
+  const unsigned kStep = bf16Dot ? 2 * L : L;
+  int64_t kFull = K / kStep * kStep;
+  llvm::Value *kMask =
+      K % kStep ? prefixMask(static_cast<unsigned>(K % kStep), kStep) : nullptr;
+  auto loadPairs = [&](llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    return b.CreateBitCast(
+        loadElems(ScalarKind::BF16, elemPtr(ScalarKind::BF16, base, idx), 2 * L, mask), vbf);
+  };
+  // Per-lane partial dot products of the group's rows: S[m][r][lane].
+  llvm::Value *S = allocaEntry(f32, M * L * L);
+  llvm::Value *zero = llvm::Constant::getNullValue(vf);
+  // Rows [row, row + rr) of b: the M x rr accumulators, [m * rr + r].
+  auto passAccs = [&](llvm::Value *row, unsigned rr) {
+    std::vector<llvm::Value *> bptr(rr);
+    for (unsigned r = 0; r < rr; ++r)
+      bptr[r] = b.CreateMul(b.CreateAdd(row, i64(r)), ldb);
+    auto step = [&](llvm::Value *k, const std::vector<llvm::Value *> &cur, llvm::Value *mask) {
+      std::vector<llvm::Value *> bvec(rr), next(cur.size());
+      if (bf16Dot) {
+        for (unsigned r = 0; r < rr; ++r)
+          bvec[r] = loadPairs(B, b.CreateAdd(bptr[r], k), mask);
+        for (int64_t m = 0; m < M; ++m) {
+          llvm::Value *av = loadPairs(A, b.CreateAdd(b.CreateMul(i64(m), lda), k), mask);
+          for (unsigned r = 0; r < rr; ++r)
+            next[m * rr + r] =
+                b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+                                  {cur[m * rr + r], av, bvec[r]});
+        }
+        return next;
+      }
+      for (unsigned r = 0; r < rr; ++r)
+        bvec[r] = loadF32(kb, B, b.CreateAdd(bptr[r], k), mask);
+
+      for (int64_t m = 0; m < M; ++m) {
+        llvm::Value *av = loadF32(ScalarKind::F32, A, b.CreateAdd(b.CreateMul(i64(m), lda), k),
+                                  mask);
+        for (unsigned r = 0; r < rr; ++r)
+          next[m * rr + r] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf},
+                                               {av, bvec[r], cur[m * rr + r]});
+      }
+      return next;
+    };
+    std::vector<llvm::Value *> accs(M * rr, zero);
+    if (kFull > 0)
+      accs = carriedLoop(i64(0), i64(kFull), kStep, accs,
+                         [&](llvm::Value *k, const std::vector<llvm::Value *> &cur) {
+                           return step(k, cur, nullptr);
+                         });
+    if (kMask)
+      accs = step(i64(kFull), accs, kMask);
+    return accs;
+  };
+  // Rows [row, row + rr) of b (group row r0 onwards) into S.
+  auto pass = [&](llvm::Value *row, llvm::Value *r0, unsigned rr) {
+    std::vector<llvm::Value *> accs = passAccs(row, rr);
+    for (int64_t m = 0; m < M; ++m)
+      for (unsigned r = 0; r < rr; ++r) {
+        llvm::Value *idx =
+            b.CreateMul(b.CreateAdd(i64(m * L), b.CreateAdd(r0, i64(r))), i64(L));
+        storeElems(ScalarKind::F32, accs[m * rr + r], b.CreateGEP(f32, S, idx), L, nullptr);
+      }
+  };
+  // Reduces S across lanes for a group of `rows` rows starting at n0 and
+  // adds the sums to C[m, n0 : n0 + rows].
+  auto reduceGroup = [&](llvm::Value *n0, unsigned rows) {
+    llvm::Value *cmask = rows < L ? prefixMask(rows, L) : nullptr;
+    for (int64_t m = 0; m < M; ++m) {
+      std::vector<llvm::Value *> v(L);
+      for (unsigned r = 0; r < L; ++r)
+        v[r] = r < rows ? loadElems(ScalarKind::F32,
+                                    b.CreateGEP(f32, S, i64((m * L + r) * L)), L, nullptr)
+                        : zero;
+      llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
+      storeElems(ScalarKind::F32,
+                 finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, cmask), sumLanes(v))),
+                 cp, L, cmask);
+    }
+  };
+  // When a pass's M x R accumulators fill a vector's lanes (G = 2, 4, 8 on
+  // AVX-512), a group of L rows stays in registers: pass p's sums form
+  // X[p], lane m * R + r holding (m, p * R + r); a butterfly over blocks of
+  // R lanes transposes the M x M blocks so that X[m] holds row m's L sums.
+  // The same sums as through S, without its 2 * M * L vector stores and
+  // loads per group (a quarter of the dot's time on Zen 4, where a 512-bit
+  // store takes two cycles).
+  auto groupInRegisters = [&](llvm::Value *n0) {
+    std::vector<llvm::Value *> X(static_cast<size_t>(M));
+    for (int64_t p = 0; p < M; ++p)
+      X[p] = sumLanes(passAccs(b.CreateAdd(n0, i64(p * R)), R));
+    transposeVectorBlocks(X, R);
+    for (int64_t m = 0; m < M; ++m) {
+      llvm::Value *cp = b.CreateGEP(f32, C, b.CreateAdd(i64(m * N), n0));
+      storeElems(ScalarKind::F32,
+                 finish(b.CreateFAdd(loadElems(ScalarKind::F32, cp, L, nullptr), X[m])),
+                 cp, L, nullptr);
+    }
+  };
+  int64_t nFull = N / L * L;
+  beginSpread(op);
+  if (nFull > 0 && M * R == L)
+    emitLoop(i64(0), i64(nFull), L, groupInRegisters);
+  else if (nFull > 0)
+    emitLoop(i64(0), i64(nFull), L, [&](llvm::Value *n0) {
+      emitLoop(i64(0), i64(L), R, [&](llvm::Value *r0) { pass(b.CreateAdd(n0, r0), r0, R); });
+      reduceGroup(n0, L);
+    });
+  if (unsigned tail = static_cast<unsigned>(N - nFull)) {
+    unsigned r0 = 0;
+    for (; r0 + R <= tail; r0 += R)
+      pass(i64(nFull + r0), i64(r0), R);
+    for (; r0 < tail; ++r0)
+      pass(i64(nFull + r0), i64(r0), 1);
+    reduceGroup(i64(nFull), tail);
+  }
+}
+
+/// The broadcast form (select-mma): MR x NR blocks of accumulators over a
+/// K loop of broadcast(a[m, k]) * b[k, n : n + lanes].
+void CodeGen::emitMmaBroadcast(const ir::Op &op, const MmaOperands &o) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *f32 = b.getFloatTy();
+  llvm::Type *vf = llvm::FixedVectorType::get(f32, L);
+  // bf16 pairs as vectors of 2 * L bf16 (the intrinsic's operands).
+  llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
+  const ir::OpAttrs &at = op.attrs();
+  const int64_t M = o.M, N = o.N, K = o.K;
+  const ScalarKind bk = o.kb;
+  llvm::Value *A = o.A, *lda = o.lda, *B = o.B, *ldb = o.ldb, *C = o.C;
+  auto finish = [&](llvm::Value *v) { return at.canonicalNaN ? canonicalizeNaN(b, v) : v; };
+  auto loadF32 = [&](ScalarKind kind, llvm::Value *base, llvm::Value *idx, llvm::Value *mask) {
+    return loadAsF32(kind, base, idx, mask);
+  };
+  auto carriedLoop = [&](llvm::Value *lb, llvm::Value *ub, int64_t step,
+                         const std::vector<llvm::Value *> &init, const CarriedBody &body) {
+    return mmaKLoop(lb, ub, step, init, body);
+  };
+  // dpbf16 (P x V in decode attention): pairs of a's columns (k, k + 1)
+  // times b's rows k and k + 1, interleaved in 32-bit lanes; the
+  // accumulators hold each 32 columns in the interleave's order.
+  const bool bf16Pairs = at.dpbf16;
+  const bool canonical = at.canonicalNaN;
   const Blocking blk{static_cast<unsigned>(at.blockRows), static_cast<unsigned>(at.blockCols)};
   int64_t NR = blk.nVecs * L;
   // bf16Pairs (L = 16): columns [32j, 32j + 32) of a row pair as two
@@ -541,6 +599,96 @@ void CodeGen::emitMma(const ir::Op &op) {
     columnBlock(i64(nFull), N - nFull);
 }
 
+
+/// Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
+/// into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
+void CodeGen::interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
+                              int64_t KH) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
+  llvm::Type *vi = llvm::FixedVectorType::get(i32, L);
+  llvm::Type *vh = llvm::FixedVectorType::get(i16, L);
+  auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  auto at16 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i16, base, idx); };
+  auto at32 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i32, base, idx); };
+  std::vector<int> zip(2 * L);
+  for (unsigned i = 0; i < L; ++i) {
+    zip[2 * i] = static_cast<int>(i);
+    zip[2 * i + 1] = static_cast<int>(L + i);
+  }
+  emitLoop(i64(0), i64(KH), 1, [&](llvm::Value *p) {
+    llvm::Value *r0 = b.CreateMul(b.CreateMul(p, i64(2)), ld);
+    llvm::Value *r1 = b.CreateAdd(r0, ld);
+    for (int64_t c = 0; c < X; c += L) {
+      unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, X - c));
+      llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
+      auto load = [&](llvm::Value *row) -> llvm::Value * {
+        llvm::Value *ptr = at16(src, b.CreateAdd(row, i64(c)));
+        if (m)
+          return b.CreateMaskedLoad(vh, ptr, llvm::Align(2), m,
+                                    llvm::Constant::getNullValue(vh));
+        return b.CreateAlignedLoad(vh, ptr, llvm::Align(2));
+      };
+      llvm::Value *pairs = b.CreateBitCast(b.CreateShuffleVector(load(r0), load(r1), zip), vi);
+      llvm::Value *out = at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), i64(c)));
+      if (m)
+        b.CreateMaskedStore(pairs, out, llvm::Align(4), m);
+      else
+        b.CreateAlignedStore(pairs, out, llvm::Align(4));
+    }
+  });
+}
+
+/// Transposes the 32-bit pairs of a [X, K] bf16 tile (rows ld apart) into
+/// dst [K / 2, X]: 16 x 16 blocks through registers, the edges one pair at
+/// a time.
+void CodeGen::transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
+                             int64_t W) {
+  auto &b = b_;
+  const unsigned L = lanes_;
+  llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
+  llvm::Type *vi = llvm::FixedVectorType::get(i32, L);
+  auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  auto at16 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i16, base, idx); };
+  auto at32 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i32, base, idx); };
+  const int64_t xFull = X / L * L, pFull = W / L * L;
+  auto pairAt = [&](llvm::Value *x, llvm::Value *p) {
+    return b.CreateAlignedLoad(i32, at16(src, b.CreateAdd(b.CreateMul(x, ld),
+                                                          b.CreateMul(p, i64(2)))),
+                               llvm::Align(2));
+  };
+  if (xFull > 0 && pFull > 0)
+    emitLoop(i64(0), i64(xFull), L, [&](llvm::Value *x0) {
+      emitLoop(i64(0), i64(pFull), L, [&](llvm::Value *p0) {
+        std::vector<llvm::Value *> v(L);
+        for (unsigned i = 0; i < L; ++i) {
+          llvm::Value *row = b.CreateMul(b.CreateAdd(x0, i64(i)), ld);
+          v[i] = b.CreateAlignedLoad(
+              vi, at16(src, b.CreateAdd(row, b.CreateMul(p0, i64(2)))), llvm::Align(2));
+        }
+        transposeVectorBlocks(v, 1); // 16 x 16 words
+        for (unsigned i = 0; i < L; ++i)
+          b.CreateAlignedStore(
+              v[i], at32(dst, b.CreateAdd(b.CreateMul(b.CreateAdd(p0, i64(i)), i64(X)), x0)),
+              llvm::Align(4));
+      });
+    });
+  auto edge = [&](int64_t x0, int64_t x1, int64_t p0, int64_t p1) {
+    if (x0 >= x1 || p0 >= p1)
+      return;
+    emitLoop(i64(x0), i64(x1), 1, [&](llvm::Value *x) {
+      emitLoop(i64(p0), i64(p1), 1, [&](llvm::Value *p) {
+        b.CreateAlignedStore(pairAt(x, p),
+                             at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), x)),
+                             llvm::Align(4));
+      });
+    });
+  };
+  edge(0, xFull, pFull, W);
+  edge(xFull, X, 0, W);
+}
+
 /// The bf16 x bf16 mma with many rows where bf16 products are fast: on AMX
 /// tiles (emitMmaAmx), or with AMD's `vdpbf16ps`. B is packed into a
 /// panel of pairs [K / 2, N] (32 bits each: b[k, n] and b[k + 1, n]),
@@ -561,83 +709,10 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
   const int64_t KH = K / 2;
   llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
   llvm::Type *vi = llvm::FixedVectorType::get(i32, L);
-  llvm::Type *vh = llvm::FixedVectorType::get(i16, L);
   llvm::Type *vbf = llvm::FixedVectorType::get(b.getBFloatTy(), 2 * L);
   auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
   auto at16 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i16, base, idx); };
   auto at32 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i32, base, idx); };
-
-  // Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
-  // into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
-  auto interleave = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X) {
-    std::vector<int> zip(2 * L);
-    for (unsigned i = 0; i < L; ++i) {
-      zip[2 * i] = static_cast<int>(i);
-      zip[2 * i + 1] = static_cast<int>(L + i);
-    }
-    emitLoop(i64(0), i64(KH), 1, [&](llvm::Value *p) {
-      llvm::Value *r0 = b.CreateMul(b.CreateMul(p, i64(2)), ld);
-      llvm::Value *r1 = b.CreateAdd(r0, ld);
-      for (int64_t c = 0; c < X; c += L) {
-        unsigned cnt = static_cast<unsigned>(std::min<int64_t>(L, X - c));
-        llvm::Value *m = cnt < L ? prefixMask(cnt, L) : nullptr;
-        auto load = [&](llvm::Value *row) -> llvm::Value * {
-          llvm::Value *ptr = at16(src, b.CreateAdd(row, i64(c)));
-          if (m)
-            return b.CreateMaskedLoad(vh, ptr, llvm::Align(2), m,
-                                      llvm::Constant::getNullValue(vh));
-          return b.CreateAlignedLoad(vh, ptr, llvm::Align(2));
-        };
-        llvm::Value *pairs = b.CreateBitCast(b.CreateShuffleVector(load(r0), load(r1), zip), vi);
-        llvm::Value *out = at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), i64(c)));
-        if (m)
-          b.CreateMaskedStore(pairs, out, llvm::Align(4), m);
-        else
-          b.CreateAlignedStore(pairs, out, llvm::Align(4));
-      }
-    });
-  };
-  // Transposes the 32-bit pairs of a [X, K] bf16 tile (rows ld apart) into
-  // dst [K / 2, X]: 16 x 16 blocks through registers, the edges one pair at
-  // a time.
-  auto transposePairs = [&](llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
-                            int64_t W) {
-    const int64_t xFull = X / L * L, pFull = W / L * L;
-    auto pairAt = [&](llvm::Value *x, llvm::Value *p) {
-      return b.CreateAlignedLoad(i32, at16(src, b.CreateAdd(b.CreateMul(x, ld),
-                                                            b.CreateMul(p, i64(2)))),
-                                 llvm::Align(2));
-    };
-    if (xFull > 0 && pFull > 0)
-      emitLoop(i64(0), i64(xFull), L, [&](llvm::Value *x0) {
-        emitLoop(i64(0), i64(pFull), L, [&](llvm::Value *p0) {
-          std::vector<llvm::Value *> v(L);
-          for (unsigned i = 0; i < L; ++i) {
-            llvm::Value *row = b.CreateMul(b.CreateAdd(x0, i64(i)), ld);
-            v[i] = b.CreateAlignedLoad(
-                vi, at16(src, b.CreateAdd(row, b.CreateMul(p0, i64(2)))), llvm::Align(2));
-          }
-          transposeVectorBlocks(v, 1); // 16 x 16 words
-          for (unsigned i = 0; i < L; ++i)
-            b.CreateAlignedStore(
-                v[i], at32(dst, b.CreateAdd(b.CreateMul(b.CreateAdd(p0, i64(i)), i64(X)), x0)),
-                llvm::Align(4));
-        });
-      });
-    auto edge = [&](int64_t x0, int64_t x1, int64_t p0, int64_t p1) {
-      if (x0 >= x1 || p0 >= p1)
-        return;
-      emitLoop(i64(x0), i64(x1), 1, [&](llvm::Value *x) {
-        emitLoop(i64(p0), i64(p1), 1, [&](llvm::Value *p) {
-          b.CreateAlignedStore(pairAt(x, p),
-                               at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), x)),
-                               llvm::Align(4));
-        });
-      });
-    };
-    edge(0, xFull, pFull, W);
-    edge(xFull, X, 0, W);
-  };
 
   const ir::OpAttrs &at = op.attrs();
   llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * N));
@@ -645,13 +720,13 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     if (tb)
       transposePairs(f.base, f.strides[0], PB, N, KH); // b is [N, K]
     else
-      interleave(f.base, f.strides[0], PB, N); // b is [K, N]
+      interleavePairs(f.base, f.strides[0], PB, N, KH); // b is [K, N]
   });
   llvm::Value *PA = nullptr;
   if (ta) {
     PA = allocaEntry(i32, static_cast<uint64_t>(KH * M));
     packOperand(op.operand(0), at.packA, [&](const Forwarded &f) {
-      interleave(f.base, f.strides[0], PA, M); // a is [K, M]
+      interleavePairs(f.base, f.strides[0], PA, M, KH); // a is [K, M]
     });
   }
   if (amx) {

@@ -50,15 +50,6 @@ Affine affineOf(const Value *v) {
   return {v, 0};
 }
 
-/// The region an access covers along each tensor axis: its offset and
-/// extent (leading axes 1, the tile's axes its sizes).
-std::vector<int64_t> extentsOf(unsigned rank, const Type &tile) {
-  std::vector<int64_t> e(rank, 1);
-  for (unsigned d = 0; d < tile.rank(); ++d)
-    e[rank - tile.rank() + d] = tile.shape()[d];
-  return e;
-}
-
 enum class Relation { Disjoint, Same, Overlap, Unknown };
 
 /// How the region `load` reads relates to the region `store` writes (one
@@ -69,7 +60,7 @@ Relation relate(const Op &load, const Op &store) {
   const unsigned rank = store.operand(0)->type().rank();
   const Type &lt = load.result()->type();
   const Type &st = store.operand(1 + rank)->type();
-  std::vector<int64_t> le = extentsOf(rank, lt), se = extentsOf(rank, st);
+  std::vector<int64_t> le = regionExtents(rank, lt), se = regionExtents(rank, st);
   bool allKnown = true, allZero = true;
   for (unsigned d = 0; d < rank; ++d) {
     Affine a = affineOf(load.operand(1 + d)), b = affineOf(store.operand(1 + d));

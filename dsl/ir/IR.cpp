@@ -145,6 +145,13 @@ bool parseOverlap(const std::string &name, Overlap &out) {
   return false;
 }
 
+std::vector<int64_t> regionExtents(unsigned rank, const Type &tile) {
+  std::vector<int64_t> e(rank, 1);
+  for (unsigned d = 0; d < tile.rank(); ++d)
+    e[rank - tile.rank() + d] = tile.shape()[d];
+  return e;
+}
+
 const char *rowMaskName(RowMask m) {
   static const char *const names[] = {"none", "lanes", "rows"};
   return names[static_cast<unsigned>(m)];

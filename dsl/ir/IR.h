@@ -296,6 +296,11 @@ private:
   unsigned tensorRank_ = 0;
 };
 
+/// The extents along each axis of a tensor of rank `rank` of the region a
+/// tile accesses (trailing axes: the tile's shape; leading ones: 1), as
+/// for `load` and `store`.
+std::vector<int64_t> regionExtents(unsigned rank, const Type &tile);
+
 //===----------------------------------------------------------------------===//
 // Ops, values, blocks
 //===----------------------------------------------------------------------===//
