@@ -61,16 +61,19 @@ KernelSource::KernelSource(std::string name, std::string text)
       hash_(hashBytes(text_.data(), text_.size())) {}
 
 namespace {
-/// Every source parsed in this process, by its text's hash: one parse per
-/// text, shared by every compiler (the host's and the forced levels') and
-/// by binding, keying and compiling.
+/// Every source parsed in this process, by its text (found by its hash): one
+/// parse per text, shared by every compiler (the host's and the forced
+/// levels') and by binding, keying and compiling.
 struct ParseCache {
   struct Entry {
+    explicit Entry(std::string t) : text(std::move(t)) {}
+    const std::string text;
     std::once_flag once;
     std::shared_ptr<const dsl::ParsedFile> file;
   };
   std::mutex mutex;
-  std::unordered_map<uint64_t, std::shared_ptr<Entry>> entries;
+  /// Texts whose hashes collide share a bucket; each has its own entry.
+  std::unordered_map<uint64_t, std::vector<std::shared_ptr<Entry>>> entries;
   std::atomic<uint64_t> parses{0};
 
   static ParseCache &get() {
@@ -85,10 +88,12 @@ llvm::Expected<std::shared_ptr<const dsl::ParsedFile>> KernelSource::parsed() co
   std::shared_ptr<ParseCache::Entry> entry;
   {
     std::lock_guard lock(cache.mutex);
-    auto &slot = cache.entries[hash_];
-    if (!slot)
-      slot = std::make_shared<ParseCache::Entry>();
-    entry = slot;
+    auto &bucket = cache.entries[hash_];
+    for (const auto &e : bucket)
+      if (e->text == text_)
+        entry = e;
+    if (!entry)
+      entry = bucket.emplace_back(std::make_shared<ParseCache::Entry>(text_));
   }
   std::string errors;
   std::call_once(entry->once, [&] {
@@ -110,8 +115,11 @@ llvm::Expected<std::shared_ptr<const dsl::ParsedFile>> KernelSource::parsed() co
   }
   // A failed parse is not kept: the next request parses again.
   std::lock_guard lock(cache.mutex);
-  if (auto it = cache.entries.find(hash_); it != cache.entries.end() && it->second == entry)
-    cache.entries.erase(it);
+  if (auto it = cache.entries.find(hash_); it != cache.entries.end()) {
+    std::erase(it->second, entry);
+    if (it->second.empty())
+      cache.entries.erase(it);
+  }
   return makeError(ErrorKind::Compile, errors);
 }
 
