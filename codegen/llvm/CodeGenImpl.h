@@ -2,10 +2,13 @@
 ///
 /// \file
 /// Internal to codegen/llvm: the `CodeGen` class whose methods are spread over
-/// CodeGen.cpp (functions, control flow, scalars, memory, tile shape ops),
-/// CodeGenElementwise.cpp (the elementwise op emitter and fused loops),
-/// CodeGenMath.cpp (exp, log and the other transcendental functions) and
-/// CodeGenMma.cpp (the cube unit).
+/// one file per op family: CodeGen.cpp (functions, op dispatch, scalars,
+/// control flow), CodeGenMemory.cpp (data movement), CodeGenTile.cpp (shape
+/// ops, reductions), CodeGenElementwise.cpp (the elementwise op emitter and
+/// fused loops), CodeGenMath.cpp (exp, log and the other transcendental
+/// functions), CodeGenMma.cpp (the cube unit's micro-kernels) and
+/// CodeGenPrefetch.cpp (prefetch emission). Every kernel decision was made
+/// by the Tile IR passes (codegen/passes) and is read from op attributes.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CODEGEN_LLVM_CODEGENIMPL_H
