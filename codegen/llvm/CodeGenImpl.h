@@ -259,10 +259,9 @@ private:
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
-  /// Load/store forwarding: a tile whose only consumer (or producer) is one
-  /// fused loop, or an operand of one mma with many rows (see
-  /// CodeGenMma.cpp), with no write to memory in between, is read (written)
-  /// by that op straight from (to) global memory when the whole tile is in
+  /// Load/store forwarding (forward-tiles decided which: `load {forward}`,
+  /// `store {forwarded}`): the tile is read (written) by its one consumer
+  /// (producer) straight from (to) global memory when the whole tile is in
   /// bounds, and through its buffer otherwise. `base` points at element 0 of
   /// the tile either way; `strides` are the element strides of the tile's
   /// axes (innermost 1).

@@ -1,14 +1,12 @@
 //===- CodeGenMma.cpp - The cube unit: a register-blocked FMA micro-kernel ===//
 ///
 /// \file
-/// `mma(a, b, acc)` lowers to one of two register-blocked micro-kernels,
-/// after copying acc into the result buffer. Operands are read with their
-/// row stride: with many rows, a tile loaded once and consumed only by the
-/// mma is read straight from the tensor (see CodeGen::emitLoadStore); with
-/// few rows each element of b is read once, interleaved with FMAs, and a
-/// bulk row copy into the local buffer first keeps many more cache misses in
-/// flight (decode attention streaming its cache measured faster so), so the
-/// load keeps its copy.
+/// `mma(a, b, acc)` lowers to the micro-kernel of the form select-mma chose
+/// (`form`, `dpbf16`, `block`, `pack_a`/`pack_b`; codegen/passes/SelectMma.h
+/// says when each is chosen and in which order it sums), after copying acc
+/// into the result buffer. Operands are read with their row stride, from the
+/// tensor where forward-tiles marked their load `forward`, else from their
+/// buffer. What follows describes the micro-kernels.
 ///
 /// - Broadcast form (b is [K, N]): for each MR x NR block of the result, MR x
 ///   (NR / lanes) accumulator vectors stay in registers over a K loop of
