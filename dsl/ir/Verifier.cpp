@@ -360,6 +360,37 @@ private:
         fail(op, "block must be [rows, cols] with both positive");
       if (at.dpbf16 && (at.mmaForm != MmaForm::Dot && at.mmaForm != MmaForm::Broadcast))
         fail(op, "dpbf16 applies to the dot and broadcast forms only");
+      // What each form's micro-kernel assumes of the operands.
+      const bool bf16 = a.elem() == ScalarKind::BF16 && b.elem() == ScalarKind::BF16;
+      switch (at.mmaForm) {
+      case MmaForm::None:
+        break;
+      case MmaForm::Dot:
+        if (!at.transB || at.blockRows != m || at.blockCols < 1 || at.blockCols > 8 ||
+            (at.blockCols & (at.blockCols - 1)) != 0)
+          fail(op, "the dot form needs transB and a block of [M, R], R a power of two <= 8");
+        if (at.dpbf16 && (!bf16 || at.transA))
+          fail(op, "dpbf16 needs bf16 operands, a not transposed");
+        break;
+      case MmaForm::Broadcast:
+        if (at.blockRows < 1 || at.blockCols < 1)
+          fail(op, "the broadcast form needs a register block");
+        if (at.dpbf16 && (!bf16 || at.transA || at.transB || ka % 2 != 0 || nn % 32 != 0 ||
+                          at.blockCols % 2 != 0))
+          fail(op, "dpbf16 needs bf16 operands, neither transposed, K even, N a multiple of "
+                   "32 and whole 32-column blocks");
+        break;
+      case MmaForm::Bf16Pairs:
+      case MmaForm::Amx:
+        if (!bf16 || ka % 2 != 0 || at.packB < 0 || (at.transA != (at.packA >= 0)))
+          fail(op, "the bf16 pair forms need bf16 operands, K even, b packed and a packed "
+                   "exactly when transposed");
+        if (at.mmaForm == MmaForm::Amx && (m % 16 != 0 || nn % 16 != 0 || ka % 32 != 0))
+          fail(op, "the amx form needs M and N multiples of 16 and K of 32");
+        if (at.mmaForm == MmaForm::Bf16Pairs && (at.blockRows < 1 || at.blockCols < 1))
+          fail(op, "the bf16pairs form needs a register block");
+        break;
+      }
       return;
     }
     case OpKind::Fused: {
