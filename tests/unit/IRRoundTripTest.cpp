@@ -197,6 +197,15 @@ TEST(IRRoundTrip, SampleKernelsBeforeAndAfterPipeline) {
     std::string optimised = ir::print(*k);
     EXPECT_EQ(ir::print(*parsed->kernels[0]), optimised);
     EXPECT_EQ(reprint(optimised), optimised);
+    // The decision passes are idempotent: run again, none changes the kernel.
+    for (const char *pass : {"forward-tiles", "select-moves", "select-mma", "schedule-prefetch"}) {
+      passes::PipelineOptions again;
+      again.afterPass = [&](const std::string &, const ir::Kernel &, bool changed) {
+        EXPECT_FALSE(changed) << pass;
+      };
+      EXPECT_TRUE(passes::runPasses(*k, {pass}, diags, again)) << diags.renderAll();
+    }
+    EXPECT_EQ(ir::print(*k), optimised);
   }
 }
 
