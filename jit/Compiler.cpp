@@ -636,15 +636,6 @@ llvm::Expected<Compiler &> Compiler::forEmission(TargetLevel level) {
   return *compilers[i];
 }
 
-Compiler &Compiler::instance() {
-  auto c = instance(TargetLevel::Host);
-  if (!c) {
-    llvm::errs() << "tilejit: error: " << llvm::toString(c.takeError()) << "\n";
-    std::abort();
-  }
-  return *c;
-}
-
 const std::string &Compiler::targetName() const {
   return impl_->target.levelName;
 }

@@ -12,7 +12,8 @@
 /// \code
 ///   static const KernelSource src = ops::embeddedKernel("ops/samples/softmax.tile");
 ///   Specialization spec{{"T", ir::ScalarKind::F16}, {"BN", 1024}};  // or as text
-///   auto k = Compiler::instance().get(src, "softmax", spec);  // Expected<KernelRef>
+///   auto c = Compiler::instance(TargetLevel::Host);             // Expected<Compiler &>
+///   auto k = c->get(src, "softmax", spec);                       // Expected<KernelRef>
 ///   if (!k) return k.takeError();
 ///   rt::ArgPack args; args.tensor(x, {M, N}).tensor(y, {M, N}); // x, y: float*
 ///   if (auto err = k->kernel->launch(args)) ...
@@ -27,6 +28,9 @@
 #include "jit/TilingKey.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 #include <memory>
 #include <optional>
@@ -175,10 +179,26 @@ enum class TargetLevel { Host, Avx2, Avx512 };
 bool requestAmxPermission();
 
 class Compiler {
+  /// Prints "tilejit: error: <err>" on stderr and exits with status 1
+  /// (instance(), inline like it).
+  [[noreturn]] static void exitWith(llvm::Error err) {
+    llvm::errs() << "tilejit: error: " << llvm::toString(std::move(err)) << "\n";
+    std::exit(1);
+  }
+
 public:
-  /// The process-wide compiler for the host target (or the one
-  /// `TILEJIT_TARGET` names), created on first use.
-  static Compiler &instance();
+  /// For programs and tests only: the host's compiler (or the one
+  /// `TILEJIT_TARGET` names), and the process ends with the reason when there
+  /// is none (a bad TILEJIT_TARGET, a CPU without AVX2). Defined inline here,
+  /// so it is compiled into the programs that call it and never into
+  /// libtilejit.so: the library's own code asks instance(TargetLevel::Host)
+  /// and returns the error (scripts/check-layering.sh checks that).
+  static Compiler &instance() {
+    auto c = instance(TargetLevel::Host);
+    if (!c)
+      exitWith(c.takeError());
+    return *c;
+  }
   /// The process-wide compiler for a forced level (one per level), so tests
   /// exercise the AVX2 and AVX-512 paths in one process. Asking for AVX-512 on
   /// a CPU without it is an error.

@@ -111,6 +111,15 @@ check_includes() {
     problem "operator code (part of libtilejit.so) includes test support:"
     echo "$hits" | sed 's/^/  /' >&2
   fi
+  # Library code never calls the accessor that ends the process when the
+  # host has no compiler (jit::Compiler::instance(), for programs and tests);
+  # it asks instance(TargetLevel) and returns the error.
+  hits=$(grep -nE 'Compiler::instance\(\)' $(sources_under dsl codegen runtime jit) \
+           "${product[@]}" | grep -vE '^jit/Compiler\.h:' || true)
+  if [ -n "$hits" ]; then
+    problem "library code calls Compiler::instance(), which ends the process without a compiler (use instance(TargetLevel::Host) and return the error):"
+    echo "$hits" | sed 's/^/  /' >&2
+  fi
   # Product headers of ops/ declare no twin, reference or workload.
   hits=$(for f in "${product[@]}"; do
            case $f in *.h|*.inc|*.def) ;; *) continue ;; esac
