@@ -534,6 +534,9 @@ void CodeGen::emitOp(const ir::Op &op) {
   case OpKind::Store:
     emitLoadStore(op);
     return;
+  case OpKind::Copy:
+    emitCopy(op);
+    return;
   case OpKind::Gather:
   case OpKind::Scatter:
     emitGatherScatter(op);

@@ -39,6 +39,18 @@ struct TensorInfo {
   ir::ScalarKind elem;
 };
 
+/// One tile move between a tensor and a buffer: a `load` (into the buffer),
+/// a `store` (out of it), or one side of a `copy` (its read, then its write,
+/// both through the copy's tile).
+struct TileMove {
+  bool isLoad = false;
+  const ir::Op *op = nullptr; ///< the load, store or copy (its attributes)
+  const ir::Value *tensor = nullptr;
+  std::vector<const ir::Value *> offsets;
+  const ir::Value *tile = nullptr; ///< the tile moved (its buffer)
+  const ir::Value *mask = nullptr;
+};
+
 /// `v` (f32 lanes) with every NaN replaced by the canonical quiet NaN
 /// 0x7fc00000 (CodeGenElementwise.cpp): what an op marked `nan = canonical`
 /// and every `mma` result go through.
@@ -203,15 +215,23 @@ private:
   std::pair<llvm::Value *, llvm::Value *>
   reduceLargeAngles(llvm::Value *a, llvm::Value *large, llvm::Value *r, llvm::Value *q);
   void emitLoadStore(const ir::Op &op);
+  /// A `copy`: its read, then its write, as the load and the store it
+  /// replaces.
+  void emitCopy(const ir::Op &op);
+  /// One tile move; `copyDst`: the write side of a copy, which a load's
+  /// fast path does tensor to tensor.
+  void emitTileMove(const TileMove &m, const TileMove *copyDst);
+  /// The move a load or store does.
+  static TileMove tileMoveOf(const ir::Op &op);
   /// A `load {copy}`'s fast path: the tile's rows from tensor `t` (at
   /// globalBase) to its store's tensor (at copyBase), streamed where the store
   /// streams and the run-time tests allow.
-  void emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned lead,
+  void emitCopyRows(const TileMove &copyTo, const TensorInfo &t, unsigned lead,
                     llvm::Value *globalBase, const TensorInfo *copyDst, llvm::Value *copyBase,
                     const std::vector<int64_t> &shape);
   /// A load's or store's slow path (a partial, masked or strided tile): row by
   /// row inline, or through the runtime.
-  void emitSlowMove(const ir::Op &op, const TensorInfo &t, const std::vector<llvm::Value *> &off,
+  void emitSlowMove(const TileMove &m, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                     const std::vector<int64_t> &shape, llvm::Value *buf, const ir::Value *mask);
   void emitGatherScatter(const ir::Op &op);
   void emitScalarMemory(const ir::Op &op);
@@ -403,7 +423,7 @@ public:
   /// run-time test that the two regions are apart along some axis or are the
   /// same region of the same shape; null when the store's offsets cannot be
   /// computed at the load.
-  llvm::Value *regionsApart(const ir::Op &load, const ir::Op &store);
+  llvm::Value *regionsApart(const TileMove &load, const TileMove &store);
   /// The `store {forwarded}` that `producer` (a fused loop, or a `load
   /// {copy}`) writes into, or null; emits the pure scalar ops between the
   /// two now if the store's offsets need them.

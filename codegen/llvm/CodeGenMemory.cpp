@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
@@ -212,18 +213,18 @@ bool CodeGen::emitScalarEarly(const ir::Value *v) {
   return true;
 }
 
-llvm::Value *CodeGen::regionsApart(const ir::Op &load, const ir::Op &store) {
-  unsigned rank = load.operand(0)->type().rank();
+llvm::Value *CodeGen::regionsApart(const TileMove &load, const TileMove &store) {
+  unsigned rank = load.tensor->type().rank();
   for (unsigned d = 0; d < rank; ++d)
-    if (!emitScalarEarly(store.operand(1 + d)))
+    if (!emitScalarEarly(store.offsets[d]))
       return nullptr;
-  const ir::Type &lt = load.result()->type(), &st = store.operand(1 + rank)->type();
+  const ir::Type &lt = load.tile->type(), &st = store.tile->type();
   std::vector<int64_t> le = ir::regionExtents(rank, lt), se = ir::regionExtents(rank, st);
   // Used only where both tiles lie inside the tensor (the fast paths), so
   // no sum below wraps.
   llvm::Value *apart = b_.getFalse(), *same = b_.getInt1(lt.shape() == st.shape());
   for (unsigned d = 0; d < rank; ++d) {
-    llvm::Value *l = scalar(load.operand(1 + d)), *s = scalar(store.operand(1 + d));
+    llvm::Value *l = scalar(load.offsets[d]), *s = scalar(store.offsets[d]);
     apart = b_.CreateOr(apart, b_.CreateICmpSLE(b_.CreateAdd(l, i64(le[d])), s));
     apart = b_.CreateOr(apart, b_.CreateICmpSLE(b_.CreateAdd(s, i64(se[d])), l));
     same = b_.CreateAnd(same, b_.CreateICmpEQ(l, s));
@@ -462,7 +463,7 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
   b_.CreateCall(callee, args);
 }
 
-void CodeGen::emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned lead,
+void CodeGen::emitCopyRows(const TileMove &copyTo, const TensorInfo &t, unsigned lead,
                            llvm::Value *globalBase, const TensorInfo *copyDst,
                            llvm::Value *copyBase, const std::vector<int64_t> &shape) {
   const ScalarKind k = t.elem;
@@ -471,7 +472,7 @@ void CodeGen::emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned l
   unsigned dlead = copyDst->sizes.size() - r;
   // One run-time test per tile decides between streamed and plain rows.
   llvm::Value *streamOk =
-      streamable(copyTo, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
+      streamable(*copyTo.op, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
   emitEitherWay(streamOk, [&](bool stream) {
     // memmove: a kernel may copy a tensor onto itself, shifted.
     auto copyRow = [&](llvm::Value *dst, llvm::Value *src) {
@@ -505,11 +506,12 @@ void CodeGen::emitCopyRows(const ir::Op &copyTo, const TensorInfo &t, unsigned l
   });
 }
 
-void CodeGen::emitSlowMove(const ir::Op &op, const TensorInfo &t,
+void CodeGen::emitSlowMove(const TileMove &m, const TensorInfo &t,
                            const std::vector<llvm::Value *> &off,
                            const std::vector<int64_t> &shape, llvm::Value *buf,
                            const ir::Value *mask) {
-  const bool isLoad = op.kind() == OpKind::Load;
+  const bool isLoad = m.isLoad;
+  const ir::Op &op = *m.op;
   const ScalarKind k = t.elem;
   const unsigned rank = t.sizes.size();
   if (k != ScalarKind::I1) {
@@ -541,18 +543,57 @@ void CodeGen::emitSlowMove(const ir::Op &op, const TensorInfo &t,
   }
 }
 
-void CodeGen::emitLoadStore(const ir::Op &op) {
-  bool isLoad = op.kind() == OpKind::Load;
-  const TensorInfo &t = tensors_[op.operand(0)];
+TileMove CodeGen::tileMoveOf(const ir::Op &op) {
+  TileMove m;
+  m.isLoad = op.kind() == OpKind::Load;
+  m.op = &op;
+  m.tensor = op.operand(0);
+  unsigned rank = m.tensor->type().rank();
+  for (unsigned d = 0; d < rank; ++d)
+    m.offsets.push_back(op.operand(1 + d));
+  m.tile = m.isLoad ? op.result() : op.operand(1 + rank);
+  m.mask = op.attrs().hasMask ? op.operand(op.numOperands() - 1) : nullptr;
+  return m;
+}
+
+void CodeGen::emitLoadStore(const ir::Op &op) { emitTileMove(tileMoveOf(op), nullptr); }
+
+void CodeGen::emitCopy(const ir::Op &op) {
+  // Exactly the load and the store it replaces (forward-tiles): the read
+  // into the copy's tile (rows tensor to tensor where both tiles are whole),
+  // then the write, at the store's source location.
+  TileMove read, write;
+  read.isLoad = true;
+  read.op = write.op = &op;
+  read.tensor = op.operand(0);
+  unsigned srank = read.tensor->type().rank();
+  for (unsigned d = 0; d < srank; ++d)
+    read.offsets.push_back(op.operand(1 + d));
+  write.tensor = op.operand(1 + srank);
+  unsigned drank = write.tensor->type().rank();
+  for (unsigned d = 0; d < drank; ++d)
+    write.offsets.push_back(op.operand(2 + srank + d));
+  read.tile = write.tile = op.result();
+  emitTileMove(read, &write);
+  if (failed_)
+    return;
+  setLocation(op.attrs().writeLoc.isKnown() ? op.attrs().writeLoc : op.loc());
+  emitTileMove(write, nullptr);
+}
+
+void CodeGen::emitTileMove(const TileMove &m, const TileMove *copyDst) {
+  const ir::Op &op = *m.op;
+  bool isLoad = m.isLoad;
+  const TensorInfo &t = tensors_[m.tensor];
   unsigned rank = t.sizes.size();
-  const ir::Value *tile = isLoad ? op.result() : op.operand(1 + rank);
-  const ir::Value *mask = op.attrs().hasMask ? op.operand(op.numOperands() - 1) : nullptr;
+  const ir::Value *tile = m.tile;
+  const ir::Value *mask = m.mask;
   const std::vector<int64_t> &shape = tile->type().shape();
   unsigned r = shape.size(), lead = rank - r;
   ScalarKind k = t.elem;
   std::vector<llvm::Value *> off;
   for (unsigned d = 0; d < rank; ++d)
-    off.push_back(scalar(op.operand(1 + d)));
+    off.push_back(scalar(m.offsets[d]));
   llvm::Value *buf = bufferOf(tile);
   llvm::Value *lin = i64(0);
   for (unsigned d = 0; d < rank; ++d)
@@ -562,7 +603,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // store whose producer already wrote the in-bounds case, skips the copy
   // through the buffer (forward-tiles decided).
   const ir::Op *user = isLoad ? uses_->singleUser(tile) : nullptr;
-  bool forwardLoad = isLoad && op.attrs().forward;
+  bool forwardLoad = isLoad && op.kind() == OpKind::Load && op.attrs().forward;
   llvm::Value *storeDone = nullptr;
   if (!isLoad) {
     auto it = forwardedStores_.find(&op);
@@ -573,7 +614,13 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // A load stored once, unchanged, right away (a tile copy): when both
   // tiles are whole and contiguous, rows go from tensor to tensor and the
   // store is done; otherwise both take their own paths through the buffer.
-  const ir::Op *copyTo = isLoad && op.attrs().copy ? forwardedStore(op) : nullptr;
+  // (A `copy` op names its write side; a `load {copy}` its store.)
+  std::optional<TileMove> copyTo;
+  if (copyDst)
+    copyTo = *copyDst;
+  else if (isLoad && op.attrs().copy)
+    if (const ir::Op *st = forwardedStore(op))
+      copyTo = tileMoveOf(*st);
 
   // A store of the same tensor that this load feeds (as its value, or
   // through the fused loop reading it in place) with offsets not known at
@@ -581,13 +628,16 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   // the two regions are apart or the same; otherwise the load goes through
   // its buffer, whole, before anything is written.
   llvm::Value *apart = nullptr;
-  const ir::Op *checkedStore = copyTo;
-  if (forwardLoad && user->kind() == OpKind::Fused)
-    checkedStore = uses_->singleUser(user->result());
-  if (checkedStore && checkedStore->kind() == OpKind::Store &&
-      checkedStore->operand(0) == op.operand(0) &&
-      checkedStore->attrs().overlap == ir::Overlap::Checked) {
-    apart = regionsApart(op, *checkedStore);
+  std::optional<TileMove> checkedStore = copyTo;
+  if (forwardLoad && user->kind() == OpKind::Fused) {
+    checkedStore.reset();
+    const ir::Op *st = uses_->singleUser(user->result());
+    if (st && st->kind() == OpKind::Store)
+      checkedStore = tileMoveOf(*st);
+  }
+  if (checkedStore && checkedStore->tensor == m.tensor &&
+      checkedStore->op->attrs().overlap == ir::Overlap::Checked) {
+    apart = regionsApart(m, *checkedStore);
     setLocation(op.loc());
     if (!apart) { // forward-tiles made sure the store's offsets are computable here
       diags_.error(op.loc(), "internal error: a forwarded load's checked store has offsets "
@@ -603,19 +653,19 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   if (apart)
     inBounds = b_.CreateAnd(inBounds, apart);
   llvm::Value *copyBase = nullptr;
-  const TensorInfo *copyDst = nullptr;
+  const TensorInfo *dstInfo = nullptr;
   if (copyTo) {
-    copyDst = &tensors_[copyTo->operand(0)];
-    unsigned drank = copyDst->sizes.size();
+    dstInfo = &tensors_[copyTo->tensor];
+    unsigned drank = dstInfo->sizes.size();
     std::vector<llvm::Value *> doff;
     llvm::Value *dlin = i64(0);
     for (unsigned d = 0; d < drank; ++d) {
-      doff.push_back(scalar(copyTo->operand(1 + d)));
-      dlin = b_.CreateAdd(dlin, b_.CreateMul(doff[d], copyDst->strides[d]));
+      doff.push_back(scalar(copyTo->offsets[d]));
+      dlin = b_.CreateAdd(dlin, b_.CreateMul(doff[d], dstInfo->strides[d]));
     }
-    inBounds = b_.CreateAnd(inBounds, tileInBounds(*copyDst, doff, shape));
-    copyBase = elemPtr(k, copyDst->data, dlin);
-    forwardedStores_[copyTo] = inBounds;
+    inBounds = b_.CreateAnd(inBounds, tileInBounds(*dstInfo, doff, shape));
+    copyBase = elemPtr(k, dstInfo->data, dlin);
+    forwardedStores_[copyTo->op] = inBounds;
   }
   auto *fast = llvm::BasicBlock::Create(ctx_, isLoad ? "load.fast" : "store.fast", fn_);
   auto *slow = llvm::BasicBlock::Create(ctx_, isLoad ? "load.slow" : "store.slow", fn_);
@@ -626,7 +676,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.SetInsertPoint(fast);
   llvm::Value *globalBase = elemPtr(k, t.data, lin);
   if (copyTo) {
-    emitCopyRows(*copyTo, t, lead, globalBase, copyDst, copyBase, shape);
+    emitCopyRows(*copyTo, t, lead, globalBase, dstInfo, copyBase, shape);
   } else if (!forwardLoad && !storeDone) {
     std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
     int64_t rowBytes = shape.back() * eb;
@@ -653,7 +703,7 @@ void CodeGen::emitLoadStore(const ir::Op &op) {
   b_.CreateBr(done);
 
   b_.SetInsertPoint(slow);
-  emitSlowMove(op, t, off, shape, buf, mask);
+  emitSlowMove(m, t, off, shape, buf, mask);
   llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

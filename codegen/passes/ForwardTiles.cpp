@@ -6,7 +6,10 @@
 #include "dsl/ir/Walk.h"
 
 #include <functional>
+#include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace tilejit::passes {
 
@@ -26,7 +29,7 @@ size_t positionOf(const Op &op) {
 bool writesBetween(const Op &from, const Op &to) {
   std::function<bool(const Op &)> writes = [&](const Op &o) {
     if (o.kind() == OpKind::Store || o.kind() == OpKind::Scatter ||
-        o.kind() == OpKind::StoreScalar)
+        o.kind() == OpKind::StoreScalar || o.kind() == OpKind::Copy)
       return true;
     for (unsigned i = 0; i < o.numBlocks(); ++i)
       for (const auto &inner : o.block(i)->ops())
@@ -106,8 +109,8 @@ bool computableAt(const Value *v, const Op &at) {
   return true;
 }
 
-/// Decides for one load; returns whether an attribute changed.
-void decideLoad(Op &load, const Uses &uses, const codegen::TargetInfo &target) {
+/// Decides for one load; returns the store it copies to (`copy`), or null.
+Op *decideLoad(Op &load, const Uses &uses, const codegen::TargetInfo &target) {
   OpAttrs &at = load.attrs();
   const Value *tile = load.result();
   const Op *user = uses.singleUser(tile);
@@ -136,6 +139,46 @@ void decideLoad(Op &load, const Uses &uses, const codegen::TargetInfo &target) {
   at.copy = copyTo != nullptr;
   if (copyTo)
     copyTo->attrs().forwarded = true;
+  return copyTo;
+}
+
+/// The `copy` op that does what `load` (a `load {copy}`) and `store` (its
+/// `store {forwarded}`) do.
+std::unique_ptr<Op> copyOp(const Op &load, const Op &store) {
+  auto copy = std::make_unique<Op>(OpKind::Copy, load.loc());
+  for (Value *v : load.operands())
+    copy->addOperand(v);
+  unsigned drank = store.operand(0)->type().rank();
+  for (unsigned i = 0; i <= drank; ++i)
+    copy->addOperand(store.operand(i));
+  Value *tile = copy->addResult(load.result()->type());
+  tile->setNameHint(load.result()->nameHint());
+  tile->setBufferOffset(load.result()->bufferOffset());
+  OpAttrs &at = copy->attrs();
+  at.intValue = load.attrs().intValue;
+  at.floatValue = load.attrs().floatValue;
+  at.cached = load.attrs().cached;
+  at.stream = store.attrs().stream;
+  at.overlap = store.attrs().overlap;
+  at.writeLoc = store.loc();
+  return copy;
+}
+
+/// Replaces each `load {copy}` whose store comes right after it (nothing
+/// between: the two are emitted back to back either way) by one `copy`.
+/// A pair with pure scalar ops between stays as it is: those ops, emitted
+/// between the load's code and the store's, would move.
+bool formCopies(const std::vector<std::pair<Op *, Op *>> &pairs) {
+  for (auto [load, store] : pairs) {
+    Block *block = load->parentBlock();
+    size_t pos = positionOf(*load);
+    auto copy = copyOp(*load, *store);
+    auto &ops = block->ops();
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(pos),
+              ops.begin() + static_cast<std::ptrdiff_t>(pos) + 2);
+    block->insert(pos, std::move(copy));
+  }
+  return !pairs.empty();
 }
 
 } // namespace
@@ -150,11 +193,17 @@ bool forwardTiles(Kernel &kernel, const PassContext &ctx) {
       op.attrs().forwarded = false; // decided again by its producer below
     }
   });
+  std::vector<std::pair<Op *, Op *>> copies;
   walk(kernel.body(), [&](Op &op) {
     OpAttrs &at = op.attrs();
     if (op.kind() == OpKind::Load) {
       bool forward = at.forward, copy = at.copy;
-      decideLoad(op, uses, ctx.target);
+      if (Op *store = decideLoad(op, uses, ctx.target)) {
+        const auto &ops = op.parentBlock()->ops();
+        size_t next = positionOf(op) + 1;
+        if (next < ops.size() && ops[next].get() == store)
+          copies.push_back({&op, store});
+      }
       changed |= forward != at.forward || copy != at.copy;
     } else if (op.kind() == OpKind::Fused) {
       if (Op *store = forwardableStore(op, uses))
@@ -165,6 +214,7 @@ bool forwardTiles(Kernel &kernel, const PassContext &ctx) {
     if (op.kind() == OpKind::Store)
       changed |= op.attrs().forwarded != wasForwarded.count(&op);
   });
+  changed |= formCopies(copies);
   return changed;
 }
 

@@ -25,11 +25,24 @@ RowMask rowMaskOf(const Op &op, const Type &tile) {
   return RowMask::Lanes;
 }
 
+/// Whether the rows of `tile` can be written in 16-byte non-temporal
+/// stores: 32 bytes or more, a multiple of 16.
+bool rowsStream(const Type &tile, ScalarKind elem) {
+  int64_t rowBytes = tile.shape().back() * byteWidth(elem);
+  return rowBytes >= 32 && rowBytes % 16 == 0;
+}
+
 } // namespace
 
 bool selectMoves(Kernel &kernel, const PassContext &) {
   bool changed = false;
   walk(kernel.body(), [&](Op &op) {
+    // A copy (unmasked) streams as its store would.
+    if (op.kind() == OpKind::Copy && op.attrs().stream &&
+        !rowsStream(op.result()->type(), op.operand(0)->type().elem())) {
+      op.attrs().stream = false;
+      changed = true;
+    }
     if (op.kind() != OpKind::Load && op.kind() != OpKind::Store)
       return;
     OpAttrs &at = op.attrs();
@@ -39,12 +52,10 @@ bool selectMoves(Kernel &kernel, const PassContext &) {
     RowMask how = rowMaskOf(op, tile);
     changed |= how != at.rowMask;
     at.rowMask = how;
-    if (op.kind() == OpKind::Store && at.stream) {
-      int64_t rowBytes = tile.shape().back() * byteWidth(op.operand(0)->type().elem());
-      if (rowBytes < 32 || rowBytes % 16 != 0) {
-        at.stream = false;
-        changed = true;
-      }
+    if (op.kind() == OpKind::Store && at.stream &&
+        !rowsStream(tile, op.operand(0)->type().elem())) {
+      at.stream = false;
+      changed = true;
     }
   });
   return changed;

@@ -161,6 +161,18 @@
 ///               `forwarded` (forward-tiles): the op producing the value
 ///               (a `fused` op or a `load {copy}`) does the in-bounds case;
 ///               the store does only the rest.
+/// - `copy`      (source tensor, offsets[source rank], destination tensor,
+///               offsets[destination rank]); other, stream, cached, overlap;
+///               the tile moved (its buffer: the slow path's stage). Made by
+///               forward-tiles from a `load {copy}` and the `store
+///               {forwarded}` of it right after it (nothing between):
+///               exactly that load followed by that store. Where both tiles
+///               are whole and contiguous, rows go tensor to tensor
+///               (streamed with `stream`); otherwise the tile is loaded into
+///               its buffer (`other` outside the source) and stored from it.
+///               The tile dimensions map to the trailing axes of both
+///               tensors. `other`, `cached` are the load's; `stream`,
+///               `overlap` the store's.
 /// - `gather`    (tensor, indices[rank] (i32/i64 tiles of the result's
 ///               shape), [mask]); other, hasMask; tile.
 ///               result[i] = tensor[idx0[i], idx1[i], ...] if in bounds and
@@ -426,7 +438,7 @@ private:
 /// (above) name and leaves the others at their defaults.
 struct OpAttrs {
   int64_t intValue = 0;       ///< const (integer/i1), const_param value
-  double floatValue = 0.0;    ///< const (float), load/gather `other`
+  double floatValue = 0.0;    ///< const (float), load/gather/copy `other`
   int64_t axis = 0;           ///< program_id, num_programs, dim, stride,
                               ///< iota, reduce
   CmpPredicate predicate = CmpPredicate::Eq; ///< cmp
@@ -441,7 +453,7 @@ struct OpAttrs {
   /// `for` loops around it (0: right before it); -1: not packed.
   int64_t packA = -1, packB = -1;
   bool hasMask = false;       ///< load, store, gather, scatter, check_bounds
-  bool stream = false;        ///< store: non-temporal (streaming) hint
+  bool stream = false;        ///< store, copy: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read
                               ///< it in place (no bulk copy into the buffer)
   bool forward = false;       ///< load: read in place by its one user
@@ -456,7 +468,10 @@ struct OpAttrs {
   /// fused op after it in its block, spreadPer lines an iteration; 0: at
   /// the block's end.
   int64_t spreadBy = 0, spreadPer = 0;
-  Overlap overlap = Overlap::None; ///< store: against the loads feeding it
+  Overlap overlap = Overlap::None; ///< store, copy: against the loads feeding it
+  /// copy: where its write (the source's store) stands; the op's own
+  /// location is its read's (the load's). Unknown: the op's.
+  SourceLoc writeLoc;
   bool canonicalNaN = false;  ///< float arithmetic, reduce, mma: a NaN
                               ///< result is the canonical NaN (printed
                               ///< `nan = canonical`; canonicalize-nan)

@@ -172,6 +172,18 @@ private:
       if (a.overlap != Overlap::None)
         parts.push_back(std::string("overlap = ") + overlapName(a.overlap));
       break;
+    case OpKind::Copy:
+      if (!isFloat(op.result()->type().elem()) ? a.intValue != 0 : a.floatValue != 0)
+        parts.push_back("other = " + (!isFloat(op.result()->type().elem())
+                                          ? std::to_string(a.intValue)
+                                          : formatFloat(a.floatValue)));
+      if (a.stream)
+        parts.push_back("stream");
+      if (a.cached)
+        parts.push_back("cached");
+      if (a.overlap != Overlap::None)
+        parts.push_back(std::string("overlap = ") + overlapName(a.overlap));
+      break;
     case OpKind::LoadScalar:
       if (a.floatValue != 0)
         parts.push_back("other = " + formatFloat(a.floatValue));

@@ -1,6 +1,7 @@
 //===- Verifier.cpp - What is legal Tile IR -------------------------------===//
 #include "dsl/ir/Verifier.h"
 
+#include <algorithm>
 #include <set>
 
 namespace tilejit::ir {
@@ -127,6 +128,39 @@ private:
     fail(op, "has " + std::to_string(op.numResults()) + " results, expected " +
                  std::to_string(want));
     return false;
+  }
+
+  /// A `copy`: two tensors of one element kind, each with its i64 offsets,
+  /// and the tile moved; none of a load's or store's other marks.
+  void checkCopy(const Op &op) {
+    unsigned n = op.numOperands();
+    if (n < 1 || !op.operand(0)->type().isTensor()) {
+      fail(op, "needs a tensor as its first operand");
+      return;
+    }
+    unsigned srank = op.operand(0)->type().rank();
+    if (n < 2 + srank || !op.operand(1 + srank)->type().isTensor()) {
+      fail(op, "needs the destination tensor after the source offsets");
+      return;
+    }
+    unsigned drank = op.operand(1 + srank)->type().rank();
+    if (n != 2 + srank + drank) {
+      fail(op, "has " + std::to_string(n) + " operands, expected " +
+                   std::to_string(2 + srank + drank));
+      return;
+    }
+    for (unsigned i = 0; i < n; ++i)
+      if (i != 0 && i != 1 + srank && op.operand(i)->type() != Type::scalar(ScalarKind::I64))
+        fail(op, "offsets must be i64 scalars");
+    ScalarKind elem = op.operand(0)->type().elem();
+    if (op.operand(1 + srank)->type().elem() != elem)
+      fail(op, "copies between tensors of one element kind");
+    const Type &tile = op.result()->type();
+    if (!tile.isTile() || tile.elem() != elem || tile.rank() > std::min(srank, drank))
+      fail(op, "moves a tile of the tensors' element kind, of rank at most theirs");
+    const OpAttrs &at = op.attrs();
+    if (at.hasMask || at.forward || at.copy || at.forwarded || at.rowMask != RowMask::None)
+      fail(op, "a copy is unmasked and carries no forward, copy, forwarded or row_mask");
   }
 
   /// Element kinds, ranks and masks of the Memory family (operand counts
@@ -471,6 +505,9 @@ private:
       }
       return;
     }
+    case OpKind::Copy:
+      checkCopy(op);
+      return;
     case OpKind::CheckBounds: {
       if (n < 1 || !op.operand(0)->type().isTensor()) {
         fail(op, "needs a tensor as its first operand");

@@ -61,6 +61,7 @@ bool hasSideEffects(const Op &op) {
   case OpKind::Store:
   case OpKind::Scatter:
   case OpKind::StoreScalar:
+  case OpKind::Copy:
   case OpKind::Prefetch: // a hint, but one the kernel asked for: kept
   case OpKind::CheckBounds: // debug mode: a violation stops the launch
     return true;

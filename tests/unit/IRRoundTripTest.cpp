@@ -108,6 +108,7 @@ const char *const kAllOps = R"TIR(kernel @all(%a: tensor<f32, 2>, %idx: tensor<i
     store %a, %2, %3, %31
     store %a, %2, %3, %9, %10 {mask}
     store %a, %2, %3, %48
+    %49 = copy %a, %2, %3, %a, %3, %2 {other = 1.5, stream, overlap = checked} : tile<f32, 4, 16>
   }
 }
 )TIR";
