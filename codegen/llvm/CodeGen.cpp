@@ -104,7 +104,7 @@ llvm::Value *CodeGen::allocaEntry(llvm::Type *t, uint64_t count) {
 
 llvm::Value *CodeGen::bufferOf(const ir::Value *v) {
   assert(v->bufferOffset() >= 0 && "tile without a planned buffer");
-  return b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(v->bufferOffset()));
+  return b_.CreateGEP(b_.getInt8Ty(), frame_.scratch, i64(v->bufferOffset()));
 }
 
 llvm::Value *CodeGen::loadElems(ScalarKind k, llvm::Value *ptr, unsigned lanes,
@@ -183,7 +183,7 @@ void CodeGen::copyBuffersInParallel(
       // every move reading it reads the temporary.
       Move &m = pending.front();
       llvm::Value *tmp = allocaEntry(b_.getInt8Ty(), static_cast<uint64_t>(m.bytes));
-      emitInlineCopy(tmp, b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.from)), m.bytes);
+      emitInlineCopy(tmp, b_.CreateGEP(b_.getInt8Ty(), frame_.scratch, i64(m.from)), m.bytes);
       int64_t from = m.from;
       for (Move &o : pending)
         if (!o.fromTemp && o.from == from) {
@@ -193,8 +193,8 @@ void CodeGen::copyBuffersInParallel(
       continue;
     }
     const Move &m = pending[pick];
-    llvm::Value *src = m.fromTemp ? m.src : b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.from));
-    emitInlineCopy(b_.CreateGEP(b_.getInt8Ty(), scratch_, i64(m.to)), src, m.bytes);
+    llvm::Value *src = m.fromTemp ? m.src : b_.CreateGEP(b_.getInt8Ty(), frame_.scratch, i64(m.from));
+    emitInlineCopy(b_.CreateGEP(b_.getInt8Ty(), frame_.scratch, i64(m.to)), src, m.bytes);
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick));
   }
 }
@@ -344,10 +344,10 @@ void CodeGen::emitProgram(const std::string &name) {
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
   attachSubprogram(name);
-  offsetSlot_ = nullptr;
+  frame_.offsetSlot = nullptr;
   pid_ = fn_->getArg(1);
   nprog_ = fn_->getArg(2);
-  scratch_ = fn_->getArg(3);
+  frame_.scratch = fn_->getArg(3);
   scalars_.clear();
   uses_.emplace(kernel_);
   loadTensors(fn_->getArg(0), false);
@@ -368,7 +368,7 @@ void CodeGen::emitGrid(const std::string &name) {
   b_.SetInsertPoint(entry);
   attachSubprogram(name);
   scalars_.clear();
-  scratch_ = llvm::ConstantPointerNull::get(b_.getPtrTy());
+  frame_.scratch = llvm::ConstantPointerNull::get(b_.getPtrTy());
   loadTensors(fn_->getArg(0), true);
   const ir::Block &g = kernel_.grid();
   for (const auto &op : g.ops())
@@ -455,16 +455,13 @@ llvm::Value *CodeGen::scalar(const ir::Value *v) {
 void CodeGen::emitBlock(const ir::Block &block) {
   // A spread prefetch waits for an op of its own block; what no op took is
   // requested at the block's end.
-  std::deque<PendingPrefetch> outer = std::move(waiting_);
-  waiting_.clear();
+  std::deque<PendingPrefetch> outer = prefetches_.enterBlock();
   for (const auto &op : block.ops())
     if (op->kind() != OpKind::Yield)
       emitOp(*op);
-  for (; !waiting_.empty(); waiting_.pop_front()) {
-    prefetch_ = std::move(waiting_.front());
+  while (prefetches_.takeWaiting())
     flushPrefetch();
-  }
-  waiting_ = std::move(outer);
+  prefetches_.leaveBlock(std::move(outer));
 }
 
 void CodeGen::emitOp(const ir::Op &op) {

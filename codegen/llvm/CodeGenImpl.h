@@ -23,6 +23,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
+#include <cassert>
 #include <deque>
 #include <functional>
 #include <map>
@@ -56,12 +57,110 @@ struct TileMove {
 /// and every `mma` result go through.
 llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v);
 
+/// What the functions of one module share: the row-move functions of the
+/// partial-tile slow paths, by (element width, load, RowMask), each emitted
+/// once, and the constant tile shapes passed to the runtime's tile moves,
+/// one per shape.
+class ModuleHelpers {
+public:
+  explicit ModuleHelpers(llvm::Module &module) : module_(module) {}
+  /// The row-move function of that kind: null until the caller emits it
+  /// into this slot.
+  llvm::Function *&rowMove(unsigned width, bool isLoad, ir::RowMask how) {
+    return rowMoves_[{static_cast<int>(width), isLoad, static_cast<int>(how)}];
+  }
+  /// The private constant i64 array holding `shape`.
+  llvm::GlobalVariable *shapeConstant(const std::vector<int64_t> &shape);
+
+private:
+  llvm::Module &module_;
+  std::map<std::tuple<int, bool, int>, llvm::Function *> rowMoves_;
+  std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
+};
+
+/// Where the function being emitted keeps its local data: the scratch
+/// block holding the planned tile buffers (a null pointer in the grid
+/// function), and the stack array of tile offsets passed to the runtime's
+/// tile moves, allocated at its first use.
+struct FunctionFrame {
+  llvm::Value *scratch = nullptr;
+  llvm::Value *offsetSlot = nullptr;
+};
+
+/// A `prefetch` whose lines are not all requested yet: `rows` rows of
+/// `rowBytes` contiguous bytes, `rowStride` bytes apart, from `base`;
+/// `limit` is `rows`, or 0 when nothing may be requested. The cursor (row
+/// number, byte offset of the row, byte offset within it) says where the
+/// requests stand.
+struct PendingPrefetch {
+  llvm::Value *base = nullptr, *rowStride = nullptr, *limit = nullptr;
+  llvm::Value *row = nullptr, *rowAt = nullptr, *col = nullptr; ///< i64 slots
+  int64_t rows = 1, rowBytes = 0, linesPerRow = 0;
+  int64_t per = 0; ///< lines per iteration while an op spreads them
+  int locality = 3; ///< llvm.prefetch locality: 3 every level, 2 L2 on
+  /// A one-row region spread in whole groups: the loop requests lines
+  /// below `groupEnd` bytes (all inside the row, so not clamped) and the
+  /// rest, clamped, after the op.
+  int64_t groupEnd = -1;
+};
+
+/// The spread prefetches on their way (CodeGenPrefetch.cpp): those of the
+/// block being emitted that no op takes (requested at its end; each block
+/// has its own), those schedule-prefetch gave to a later op, and the one
+/// being requested now (by an op's loop, or at once).
+class PrefetchEmitter {
+public:
+  /// Entering a block: it gets a list of its own; returns the outer one.
+  std::deque<PendingPrefetch> enterBlock() {
+    std::deque<PendingPrefetch> outer = std::move(waiting_);
+    waiting_.clear();
+    return outer;
+  }
+  /// At a block's end: the next prefetch it left to no op becomes the
+  /// current one; false when none is left.
+  bool takeWaiting() {
+    if (waiting_.empty())
+      return false;
+    current_ = std::move(waiting_.front());
+    waiting_.pop_front();
+    return true;
+  }
+  /// Leaving a block: the outer block's list again.
+  void leaveBlock(std::deque<PendingPrefetch> outer) { waiting_ = std::move(outer); }
+  /// A prefetch requested at the block's end.
+  void wait(PendingPrefetch p) { waiting_.push_back(std::move(p)); }
+  /// A prefetch that `op` spreads over its loop.
+  void schedule(const ir::Op *op, PendingPrefetch p) { scheduled_.emplace(op, std::move(p)); }
+  /// `op` starts: the prefetch scheduled on it, if any, becomes current.
+  void take(const ir::Op &op) {
+    auto it = scheduled_.find(&op);
+    if (it == scheduled_.end())
+      return;
+    current_ = std::move(it->second);
+    scheduled_.erase(it);
+  }
+  /// A prefetch requested now, whole.
+  void start(PendingPrefetch p) {
+    assert(!current_ && "prefetch op inside an op that spreads another");
+    current_ = std::move(p);
+  }
+  /// The prefetch being requested, or null.
+  const PendingPrefetch *current() const { return current_ ? &*current_ : nullptr; }
+  /// Its last lines are requested.
+  void finish() { current_.reset(); }
+
+private:
+  std::deque<PendingPrefetch> waiting_;
+  std::optional<PendingPrefetch> current_;
+  std::map<const ir::Op *, PendingPrefetch> scheduled_;
+};
+
 class CodeGen {
 public:
   CodeGen(const ir::Kernel &k, llvm::LLVMContext &ctx, llvm::Module &m,
           const TargetInfo &t, DiagnosticEngine &d)
       : kernel_(k), ctx_(ctx), module_(m), b_(ctx), target_(t), diags_(d),
-        lanes_(t.f32Lanes()) {}
+        lanes_(t.f32Lanes()), helpers_(m) {}
 
   bool emitModule(const std::string &stem);
 
@@ -158,22 +257,6 @@ public:
   //===--------------------------------------------------------------------===//
   // Prefetch (CodeGenPrefetch.cpp)
   //===--------------------------------------------------------------------===//
-  /// A `prefetch` whose lines are not all requested yet: `rows` rows of
-  /// `rowBytes` contiguous bytes, `rowStride` bytes apart, from `base`;
-  /// `limit` is `rows`, or 0 when nothing may be requested. The cursor (row
-  /// number, byte offset of the row, byte offset within it) says where the
-  /// requests stand.
-  struct PendingPrefetch {
-    llvm::Value *base = nullptr, *rowStride = nullptr, *limit = nullptr;
-    llvm::Value *row = nullptr, *rowAt = nullptr, *col = nullptr; ///< i64 slots
-    int64_t rows = 1, rowBytes = 0, linesPerRow = 0;
-    int64_t per = 0; ///< lines per iteration while an op spreads them
-    int locality = 3; ///< llvm.prefetch locality: 3 every level, 2 L2 on
-    /// A one-row region spread in whole groups: the loop requests lines
-    /// below `groupEnd` bytes (all inside the row, so not clamped) and the
-    /// rest, clamped, after the op.
-    int64_t groupEnd = -1;
-  };
   void emitPrefetch(const ir::Op &op);
   /// Requests the line `at` bytes past the base of the prefetch being
   /// emitted.
@@ -268,14 +351,11 @@ private:
   /// Gives `fn_` a subprogram of its own and its entry the kernel's location.
   void attachSubprogram(const std::string &name);
   void setLocation(const SourceLoc &loc);
-  llvm::Value *scratch_ = nullptr;
-  /// The stack array of tile offsets passed to the runtime's tile moves.
-  llvm::Value *offsetSlot_ = nullptr;
-  /// One constant array per tile shape passed to the runtime.
-  std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
-  /// Row-move functions by (element kind, is load).
-  /// Row-move functions by (element width, load, RowMask).
-  std::map<std::tuple<int, bool, int>, llvm::Function *> rowMoves_;
+  /// Row-move functions and shape constants, shared by the module's
+  /// functions.
+  ModuleHelpers helpers_;
+  /// The scratch block and offset array of the function being emitted.
+  FunctionFrame frame_;
   llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
@@ -379,13 +459,8 @@ private:
   /// Set once a non-temporal store was emitted: the program ends with an
   /// sfence, so its writes are ordered before the launch returns.
   bool streamed_ = false;
-  /// Spread prefetches of the block being emitted (each block has its own)
-  /// that no op takes, requested at its end; and the one an op is spreading
-  /// now.
-  std::deque<PendingPrefetch> waiting_;
-  std::optional<PendingPrefetch> prefetch_;
-  /// Spread prefetches emitted, by the op schedule-prefetch gave them to.
-  std::map<const ir::Op *, PendingPrefetch> scheduled_;
+  /// The spread prefetches waiting, scheduled and being requested.
+  PrefetchEmitter prefetches_;
   /// Use counts and single users of the body (an analysis of dsl/ir).
   std::optional<ir::Uses> uses_;
 

@@ -232,6 +232,21 @@ llvm::Value *CodeGen::regionsApart(const TileMove &load, const TileMove &store) 
   return b_.CreateOr(apart, same, "regions.apart");
 }
 
+llvm::GlobalVariable *ModuleHelpers::shapeConstant(const std::vector<int64_t> &shape) {
+  llvm::GlobalVariable *&gv = tileShapes_[shape];
+  if (gv)
+    return gv;
+  auto *i64t = llvm::Type::getInt64Ty(module_.getContext());
+  std::vector<llvm::Constant *> dims;
+  for (int64_t e : shape)
+    dims.push_back(llvm::ConstantInt::get(i64t, e));
+  auto *shapeTy = llvm::ArrayType::get(i64t, dims.size());
+  gv = new llvm::GlobalVariable(module_, shapeTy, true, llvm::GlobalValue::PrivateLinkage,
+                                llvm::ConstantArray::get(shapeTy, dims), "tile.shape");
+  gv->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return gv;
+}
+
 llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask how) {
   // Pure data movement: elements move as integers of their width (f16, bf16,
   // i16 and u16 share one function, and no half-precision lanes need
@@ -239,7 +254,7 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
   unsigned eb = ir::byteWidth(kind);
   ScalarKind k = eb == 1 ? ScalarKind::U8 : eb == 2 ? ScalarKind::U16
                : eb == 4 ? ScalarKind::U32 : ScalarKind::I64;
-  llvm::Function *&fn = rowMoves_[{static_cast<int>(eb), isLoad, static_cast<int>(how)}];
+  llvm::Function *&fn = helpers_.rowMove(eb, isLoad, how);
   if (fn)
     return fn;
   bool masked = how == RowMask::Lanes, rowMasked = how == RowMask::Rows;
@@ -428,22 +443,13 @@ void CodeGen::emitTileMoveCall(bool isLoad, const TensorInfo &t,
   auto *i64t = b_.getInt64Ty();
   unsigned rank = t.sizes.size();
   // Offsets in a per-function stack array; the shape is a constant.
-  if (!offsetSlot_)
-    offsetSlot_ = allocaEntry(i64t, rt::kMaxRank);
+  if (!frame_.offsetSlot)
+    frame_.offsetSlot = allocaEntry(i64t, rt::kMaxRank);
   for (unsigned d = 0; d < rank; ++d)
-    b_.CreateStore(off[d], b_.CreateGEP(i64t, offsetSlot_, i64(d)));
-  llvm::GlobalVariable *&shapeGV = tileShapes_[shape];
-  if (!shapeGV) {
-    std::vector<llvm::Constant *> dims;
-    for (int64_t e : shape)
-      dims.push_back(b_.getInt64(e));
-    auto *shapeTy = llvm::ArrayType::get(i64t, dims.size());
-    shapeGV = new llvm::GlobalVariable(module_, shapeTy, true, llvm::GlobalValue::PrivateLinkage,
-                                       llvm::ConstantArray::get(shapeTy, dims), "tile.shape");
-    shapeGV->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-  }
+    b_.CreateStore(off[d], b_.CreateGEP(i64t, frame_.offsetSlot, i64(d)));
+  llvm::GlobalVariable *shapeGV = helpers_.shapeConstant(shape);
   llvm::Value *maskArg = mask ? mask : llvm::ConstantPointerNull::get(ptr);
-  std::vector<llvm::Value *> args = {buf, t.desc, i64(rank), offsetSlot_, shapeGV,
+  std::vector<llvm::Value *> args = {buf, t.desc, i64(rank), frame_.offsetSlot, shapeGV,
                                      i64(shape.size()), i64(ir::byteWidth(t.elem)), maskArg};
   std::vector<llvm::Type *> params = {ptr, ptr, i64t, ptr, ptr, i64t, i64t, ptr};
   const char *name = rt::kStoreTileSymbol;

@@ -80,7 +80,7 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
     // iteration (per); one it left to no op is requested at the block's end.
     const ir::OpAttrs &at = op.attrs();
     if (at.spreadBy == 0) {
-      waiting_.push_back(std::move(p));
+      prefetches_.wait(std::move(p));
       return;
     }
     p.per = at.spreadPer;
@@ -93,42 +93,36 @@ void CodeGen::emitPrefetch(const ir::Op &op) {
     for (int64_t n = 0; ++i < ops.size();)
       if ((ops[i]->kind() == ir::OpKind::Mma || ops[i]->kind() == ir::OpKind::Fused) &&
           ++n == at.spreadBy) {
-        scheduled_.emplace(ops[i].get(), std::move(p));
+        prefetches_.schedule(ops[i].get(), std::move(p));
         return;
       }
     assert(false && "schedule-prefetch named an op that is not there");
     return;
   }
-  assert(!prefetch_ && "prefetch op inside an op that spreads another");
-  prefetch_ = std::move(p);
+  prefetches_.start(std::move(p));
   flushPrefetch();
 }
 
 void CodeGen::requestLine(llvm::Value *at) {
   // Read, data; kept in every cache level or from L2 on (locality 3 or 2).
   b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                     {b_.CreateGEP(b_.getInt8Ty(), prefetch_->base, at), b_.getInt32(0),
-                      b_.getInt32(prefetch_->locality), b_.getInt32(1)});
+                     {b_.CreateGEP(b_.getInt8Ty(), prefetches_.current()->base, at),
+                      b_.getInt32(0), b_.getInt32(prefetches_.current()->locality),
+                      b_.getInt32(1)});
 }
 
 void CodeGen::prefetchLine(llvm::Value *rowAt, llvm::Value *col) {
-  const PendingPrefetch &p = *prefetch_;
+  const PendingPrefetch &p = *prefetches_.current();
   requestLine(b_.CreateAdd(
       rowAt, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, col, i64(p.rowBytes - 1))));
 }
 
-void CodeGen::beginSpread(const ir::Op &op) {
-  auto it = scheduled_.find(&op);
-  if (it == scheduled_.end())
-    return;
-  prefetch_ = std::move(it->second);
-  scheduled_.erase(it);
-}
+void CodeGen::beginSpread(const ir::Op &op) { prefetches_.take(op); }
 
 void CodeGen::spreadStep() {
-  if (!prefetch_) // no prefetch taken by the op being emitted
+  if (!prefetches_.current()) // no prefetch taken by the op being emitted
     return;
-  const PendingPrefetch &p = *prefetch_;
+  const PendingPrefetch &p = *prefetches_.current();
   llvm::Type *i64t = b_.getInt64Ty();
   if (p.groupEnd >= 0) {
     llvm::Value *col = b_.CreateLoad(i64t, p.col);
@@ -165,9 +159,9 @@ void CodeGen::spreadStep() {
 }
 
 void CodeGen::flushPrefetch() {
-  if (!prefetch_)
+  if (!prefetches_.current())
     return;
-  const PendingPrefetch &p = *prefetch_;
+  const PendingPrefetch &p = *prefetches_.current();
   llvm::Type *i64t = b_.getInt64Ty();
   // The rest of the current row, then the remaining rows whole: the lines
   // wholly inside a row unclamped (4 instructions a line, not 8), then the
@@ -182,7 +176,7 @@ void CodeGen::flushPrefetch() {
              [&](llvm::Value *c) { requestLine(b_.CreateAdd(at, c)); });
     requestLine(b_.CreateAdd(at, i64(p.rowBytes - 1)));
   });
-  prefetch_.reset();
+  prefetches_.finish();
 }
 
 } // namespace tilejit::codegen
