@@ -345,14 +345,14 @@ void CodeGen::emitProgram(const std::string &name) {
   b_.SetInsertPoint(entry);
   attachSubprogram(name);
   frame_.offsetSlot = nullptr;
-  pid_ = fn_->getArg(1);
-  nprog_ = fn_->getArg(2);
+  frame_.pid = fn_->getArg(1);
+  frame_.nprog = fn_->getArg(2);
   frame_.scratch = fn_->getArg(3);
   scalars_.clear();
   uses_.emplace(kernel_);
   loadTensors(fn_->getArg(0), false);
   emitBlock(kernel_.body());
-  if (streamed_)
+  if (frame_.streamed)
     b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
   b_.CreateRetVoid();
 }
@@ -398,12 +398,14 @@ void CodeGen::emitGrid(const std::string &name) {
 }
 
 void CodeGen::beginDebugInfo() {
-  dib_ = std::make_unique<llvm::DIBuilder>(module_);
+  debug_.builder = std::make_unique<llvm::DIBuilder>(module_);
   const SourceLoc &loc = kernel_.loc;
-  std::string file = loc.isKnown() ? diags_.bufferName(loc.buffer).str() : kernel_.name();
-  diFile_ = dib_->createFile(file, ".");
-  dib_->createCompileUnit(llvm::dwarf::DW_LANG_C, diFile_, "tilejit", /*isOptimized=*/true,
-                          "", 0, "", llvm::DICompileUnit::LineTablesOnly);
+  std::string file =
+      loc.isKnown() ? diags_.bufferName(loc.buffer).str() : kernel_.name();
+  debug_.file = debug_.builder->createFile(file, ".");
+  debug_.builder->createCompileUnit(llvm::dwarf::DW_LANG_C, debug_.file,
+                                    "tilejit", /*isOptimized=*/true, "", 0, "",
+                                    llvm::DICompileUnit::LineTablesOnly);
   module_.addModuleFlag(llvm::Module::Warning, "Debug Info Version",
                         llvm::DEBUG_METADATA_VERSION);
   module_.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 5);
@@ -411,18 +413,22 @@ void CodeGen::beginDebugInfo() {
 
 void CodeGen::attachSubprogram(const std::string &name) {
   const unsigned line = kernel_.loc.line;
-  sp_ = dib_->createFunction(diFile_, name, name, diFile_, line,
-                             dib_->createSubroutineType(dib_->getOrCreateTypeArray({})), line,
-                             llvm::DINode::FlagZero,
-                             llvm::DISubprogram::SPFlagDefinition |
-                                 llvm::DISubprogram::SPFlagOptimized);
-  fn_->setSubprogram(sp_);
-  b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, line, kernel_.loc.column, sp_));
+  debug_.subprogram = debug_.builder->createFunction(
+      debug_.file, name, name, debug_.file, line,
+      debug_.builder->createSubroutineType(
+          debug_.builder->getOrCreateTypeArray({})),
+      line, llvm::DINode::FlagZero,
+      llvm::DISubprogram::SPFlagDefinition |
+          llvm::DISubprogram::SPFlagOptimized);
+  fn_->setSubprogram(debug_.subprogram);
+  b_.SetCurrentDebugLocation(
+      llvm::DILocation::get(ctx_, line, kernel_.loc.column, debug_.subprogram));
 }
 
 void CodeGen::setLocation(const SourceLoc &loc) {
-  if (sp_ && loc.isKnown())
-    b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, loc.line, loc.column, sp_));
+  if (debug_.subprogram && loc.isKnown())
+    b_.SetCurrentDebugLocation(
+        llvm::DILocation::get(ctx_, loc.line, loc.column, debug_.subprogram));
 }
 
 bool CodeGen::emitModule(const std::string &stem) {
@@ -432,7 +438,7 @@ bool CodeGen::emitModule(const std::string &stem) {
   new llvm::GlobalVariable(module_, b_.getInt64Ty(), true,
                            llvm::GlobalValue::ExternalLinkage,
                            b_.getInt64(kernel_.scratchBytes), stem + "_scratch");
-  dib_->finalize();
+  debug_.builder->finalize();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(module_, &os)) {
@@ -494,7 +500,8 @@ void CodeGen::emitOp(const ir::Op &op) {
   case OpKind::NumPrograms:
     scalars_[op.result()] = b_.CreateLoad(
         b_.getInt64Ty(),
-        b_.CreateGEP(b_.getInt64Ty(), op.kind() == OpKind::ProgramId ? pid_ : nprog_,
+        b_.CreateGEP(b_.getInt64Ty(),
+                     op.kind() == OpKind::ProgramId ? frame_.pid : frame_.nprog,
                      i64(op.attrs().axis)));
     return;
   case OpKind::Dim:

@@ -26,6 +26,7 @@
 #include <cassert>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <map>
 #include <tuple>
 #include <optional>
@@ -85,6 +86,19 @@ private:
 struct FunctionFrame {
   llvm::Value *scratch = nullptr;
   llvm::Value *offsetSlot = nullptr;
+  /// The program function's id and count arrays (its arguments).
+  llvm::Value *pid = nullptr, *nprog = nullptr;
+  /// Set once a non-temporal store was emitted: the program ends with an
+  /// sfence, so its writes are ordered before the launch returns.
+  bool streamed = false;
+};
+
+/// Source locations (!dbg): the module's debug info and the subprogram of
+/// the function being emitted (null while a helper is).
+struct DebugInfo {
+  std::unique_ptr<llvm::DIBuilder> builder;
+  llvm::DIFile *file = nullptr;
+  llvm::DISubprogram *subprogram = nullptr;
 };
 
 /// A `prefetch` whose lines are not all requested yet: `rows` rows of
@@ -342,11 +356,8 @@ private:
   DiagnosticEngine &diags_;
   unsigned lanes_;
   llvm::Function *fn_ = nullptr;
-  /// Source locations (!dbg): the module's debug info, the function being
-  /// emitted (null while a helper is), and how each op sets its location.
-  std::unique_ptr<llvm::DIBuilder> dib_;
-  llvm::DIFile *diFile_ = nullptr;
-  llvm::DISubprogram *sp_ = nullptr;
+  /// Source locations (!dbg), and how each op sets its location.
+  DebugInfo debug_;
   void beginDebugInfo();
   /// Gives `fn_` a subprogram of its own and its entry the kernel's location.
   void attachSubprogram(const std::string &name);
@@ -354,9 +365,9 @@ private:
   /// Row-move functions and shape constants, shared by the module's
   /// functions.
   ModuleHelpers helpers_;
-  /// The scratch block and offset array of the function being emitted.
+  /// The scratch block, offset array and arguments of the function being
+  /// emitted.
   FunctionFrame frame_;
-  llvm::Value *pid_ = nullptr, *nprog_ = nullptr;
   llvm::DenseMap<const ir::Value *, llvm::Value *> scalars_;
 
   /// Load/store forwarding (forward-tiles decided which: `load {forward}`,
@@ -456,9 +467,6 @@ private:
   /// Emits `emit(true)` and `emit(false)` behind the test `cond` (only
   /// `emit(false)` when `cond` is null).
   void emitEitherWay(llvm::Value *cond, const std::function<void(bool)> &emit);
-  /// Set once a non-temporal store was emitted: the program ends with an
-  /// sfence, so its writes are ordered before the launch returns.
-  bool streamed_ = false;
   /// The spread prefetches waiting, scheduled and being requested.
   PrefetchEmitter prefetches_;
   /// Use counts and single users of the body (an analysis of dsl/ir).

@@ -33,7 +33,7 @@ void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, uns
       b_.CreateMemCpy(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
     return;
   }
-  streamed_ = true;
+  frame_.streamed = true;
   // The destination is 16-byte aligned (streamable()). Non-temporal stores
   // of a whole vector register (32 or 64 bytes) need that alignment: a long
   // row stores 16-byte chunks up to the first such boundary, whole vectors
@@ -287,11 +287,11 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
   fn->addFnAttr("target-features", target_.features);
 
   llvm::Function *savedFn = fn_;
-  llvm::DISubprogram *savedSp = sp_;
+  llvm::DISubprogram *savedSp = debug_.subprogram;
   llvm::IRBuilderBase::InsertPointGuard guard(b_);
   fn_ = fn;
   // A helper shared by every access has no source location of its own.
-  sp_ = nullptr;
+  debug_.subprogram = nullptr;
   b_.SetCurrentDebugLocation(llvm::DebugLoc());
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   llvm::Value *buf = fn->getArg(0), *data = fn->getArg(1), *rowStride = fn->getArg(2),
@@ -389,7 +389,7 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
   });
   b_.CreateRetVoid();
   fn_ = savedFn;
-  sp_ = savedSp;
+  debug_.subprogram = savedSp;
   return fn;
 }
 
