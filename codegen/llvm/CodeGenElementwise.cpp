@@ -419,9 +419,6 @@ void CodeGen::emitFused(const ir::Op &op) {
     }
   };
   std::vector<int64_t> outerShape(shape.begin(), shape.end() - 1);
-  int64_t rows = 1;
-  for (int64_t d : outerShape)
-    rows *= d;
   beginSpread(op);
   emitNest(outerShape, [&](const std::vector<llvm::Value *> &outer) {
     const Row row = rowOf(outer);
