@@ -33,12 +33,19 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev python3-matplotlib
   # The Python package (python/, docs/python.md): the extension, its
   # aclnn binding generated with libclang, its tests.
+  # OpenBLAS: also the BLAS of the tests' torch references (their attention
+  # matmuls), through the libblas.so.3 alternative it takes when installed
+  # (unless an administrator chose another); correct on any BLAS, slower on
+  # the reference one.
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-torch python3-pytest
   libclang-19-dev python3-clang-19 libopenblas0-openmp
 )
-# The benchmark report's peer, PyTorch on an optimised BLAS, is in the list
-# above (the Python package's tests use it too).
-bench_packages=()
+# The benchmark report's peer: PyTorch on Debian's OpenBLAS (OpenMP), which
+# `tilejit bench` puts first on the peer's LD_LIBRARY_PATH whatever the
+# system's libblas.so.3 alternative is (a peer on the reference BLAS is
+# reported as "no peer"). Listed here too so that the bench verb stands on
+# its own should the list above drop it.
+bench_packages=(python3-torch libopenblas0-openmp)
 # clang for the sanitize and fuzz build (libFuzzer and the sanitizer runtimes
 # come with libclang-rt, OpenMP for clang with libomp-19-dev). GCC builds use
 # GCC's libgomp; Debian's libomp-dev is LLVM 14's and conflicts with

@@ -15,9 +15,11 @@ class Unavailable(Exception):
 
 
 def settings():
-    """The environment variables that change how a peer's calls run."""
+    """The environment variables that change how a peer's calls run (LD_LIBRARY_PATH: which
+    BLAS it loads)."""
     return {k: os.environ[k] for k in sorted(os.environ)
-            if k.startswith("MALLOC_") or k.endswith("_NUM_THREADS") or k == "OMP_WAIT_POLICY"}
+            if k.startswith("MALLOC_") or k.endswith("_NUM_THREADS")
+            or k in ("OMP_WAIT_POLICY", "LD_LIBRARY_PATH")}
 
 
 _flush = None

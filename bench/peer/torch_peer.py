@@ -10,8 +10,12 @@ took, timed here around the call alone; tilejit flushes the cache before
 sending it, as before its own calls.
 
 What the peer computes, at its best on a CPU (buffers preallocated and
-`out=` variants where PyTorch has them, threads = tilejit's, oneDNN and the
-system BLAS; the allocator settings come from the parent's environment):
+`out=` variants where PyTorch has them, threads = tilejit's, oneDNN and an
+optimised BLAS: tilejit puts Debian's OpenBLAS first on this process's
+LD_LIBRARY_PATH, and `hello` names the BLAS actually loaded here, read from
+/proc/self/maps after a matmul; a reference or unidentified BLAS makes the
+benchmark report "no peer". The allocator settings come from the parent's
+environment):
   ifa      decode attention over a paged cache: the pages the block table
            names gathered (index_select), then softmax(q k^T scale) v per
            KV-head group, batched (bf16 in bf16; f16 inputs computed in f32,
@@ -23,10 +27,10 @@ system BLAS; the allocator settings come from the parent's environment):
            the output against q, k, v with the same dy.
 """
 import json
-import os
 import sys
 import time
 
+from blas import detect_blas
 from peer_protocol import serve, settings
 
 try:
@@ -37,13 +41,18 @@ except Exception as e:  # noqa: BLE001 - any import failure means no peer
     sys.exit(0)
 
 
-def blas_library():
-    """The BLAS the system resolves libblas.so.3 to (Debian alternatives)."""
-    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"):
-        p = os.path.join(d, "libblas.so.3")
-        if os.path.exists(p):
-            return os.path.realpath(p)
-    return "unknown"
+def loaded_blas():
+    """The BLAS this process actually calls: one small matmul (so that whatever loads
+    lazily is loaded), then this process's maps."""
+    a = torch.ones(64, 64)
+    torch.mm(a, a)
+    with open("/proc/self/maps", encoding="utf-8") as f:
+        maps = f.read()
+    try:
+        config = torch.__config__.show()
+    except Exception:  # noqa: BLE001 - only a fallback
+        config = ""
+    return detect_blas(maps, config)
 
 
 def load(path, dtype, shape):
@@ -187,10 +196,14 @@ CASES = {"ifa": Ifa, "scatter": Scatter, "gather": Gather, "fag": Fag}
 
 def hello(msg):
     torch.set_num_threads(int(msg.get("threads", 1)))
+    blas = loaded_blas()
     return {
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
-        "blas": blas_library(),
+        "blas": blas["name"],
+        "blas_path": blas["path"],
+        "blas_optimised": blas["optimised"],
+        "blas_why": blas["why"],
         "mkldnn": bool(torch.backends.mkldnn.is_available()),
         "cpu_capability": torch.backends.cpu.get_cpu_capability()
         if hasattr(torch.backends, "cpu")

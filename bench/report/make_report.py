@@ -342,9 +342,16 @@ def peer_section(doc):
     p = doc["peer"]
     out = "## Peer\n\n"
     if not p.get("installed"):
-        return out + f"{p.get('note', 'peer not installed')}.\n\n"
+        out += f"{p.get('note', 'peer not installed')}.\n\n"
+        if p.get("no_peer"):
+            out += (f"PyTorch {p.get('torch')} started, but its BLAS is `{p.get('blas')}`: "
+                    f"no peer ({p['no_peer']}); no case has a peer / generated ratio.\n\n")
+        return out
     out += f"PyTorch {p['torch']} on {p['threads']} threads (tilejit's count), CPU capability "
-    out += f"{p.get('cpu_capability')}, oneDNN {'on' if p.get('mkldnn') else 'off'}, BLAS `{p['blas']}`. "
+    out += f"{p.get('cpu_capability')}, oneDNN {'on' if p.get('mkldnn') else 'off'}, BLAS `{p['blas']}`"
+    if p.get("blas_path"):
+        out += f" ({p['blas_path']}, the library loaded in the peer's process)"
+    out += ". "
     settings = ", ".join(f"{k}={v}" for k, v in p.get("settings", {}).items())
     out += f"Environment: {settings}. "
     out += (

@@ -6,9 +6,12 @@ digits shown), and a document without a peer says "peer not installed". The
 python/ cases have their own table ("Python overhead") whose figures read
 back with the target beside each and whether it is met; a case without its
 Python side says "not available"; a document without python/ cases has no
-such section.
+such section. A peer whose process loaded the reference BLAS is "no peer
+(reference BLAS)": the page names the BLAS and no case has a peer ratio; the
+BLAS detection (bench/peer/blas.py) reads fake /proc/PID/maps texts.
 
     test_make_report.py            (exit 0: pass; 77: matplotlib missing)
+    python3 -m pytest bench/report (the test_* functions; the same checks)
 """
 import copy
 import json
@@ -19,6 +22,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "peer"))
+import blas  # noqa: E402
 import make_report  # noqa: E402
 
 UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
@@ -185,13 +190,127 @@ def check_python(doc, md, failures):
         failures.append("the torch.ops outputs' comparison is not on the page")
 
 
+def canned():
+    return json.load(open(os.path.join(HERE, "testdata", "canned.json"), encoding="utf-8"))
+
+
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def maps_line(path, perms="r-xp"):
+    return f"7f13fe43c000-7f13fe444000 {perms} 00124000 fe:00 14884890                   {path}"
+
+
+MAPS_COMMON = [
+    "55d0c0a00000-55d0c0a21000 r--p 00000000 fe:00 1234 /usr/bin/python3.11",
+    maps_line("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"),
+    "7ffd1c5e0000-7ffd1c601000 rw-p 00000000 00:00 0                          [stack]",
+]
+
+
+def test_detect_blas_openblas():
+    text = "\n".join(MAPS_COMMON + [
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so"),
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3"),
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"),
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", "r--p")])
+    b = blas.detect_blas(text)
+    assert b["optimised"] and b["name"] == "OpenBLAS (openmp)"
+    assert b["path"] == "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"
+    pthread = text.replace("openblas-openmp", "openblas-pthread")
+    assert blas.detect_blas(pthread)["name"] == "OpenBLAS (pthread)"
+
+
+def test_detect_blas_reference():
+    # The reference libblas.so.3 decides, though OpenBLAS is mapped too
+    # (Debian's OpenBLAS liblapack.so.3 pulls it in): torch's gemm calls
+    # resolve to the libblas.so.3 it links.
+    text = "\n".join(MAPS_COMMON + [
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so"),
+        maps_line("/usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3"),
+        maps_line("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0")])
+    b = blas.detect_blas(text)
+    assert not b["optimised"]
+    assert b["name"] == "reference BLAS (libblas3)"
+    assert b["path"] == "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
+    assert "reference" in b["why"]
+
+
+def test_detect_blas_others():
+    def one(path, config=""):
+        return blas.detect_blas("\n".join(MAPS_COMMON + ([maps_line(path)] if path else [])), config)
+    assert one("/opt/intel/lib/libmkl_rt.so.2")["name"] == "MKL"
+    assert one("/usr/lib/x86_64-linux-gnu/blis-openmp/libblas.so.3")["name"] == "BLIS"
+    assert one("/usr/lib/x86_64-linux-gnu/atlas/libblas.so.3")["optimised"]
+    # A libblas.so.3 from nowhere known: not a peer.
+    odd = one("/opt/somewhere/libblas.so.3")
+    assert not odd["optimised"] and odd["name"] == "unidentified BLAS"
+    # Nothing mapped: torch's own report decides.
+    assert one(None, "BLAS_INFO=mkl, USE_MKLDNN=ON")["name"].startswith("MKL")
+    assert one(None, "BLAS_INFO=generic, USE_MKLDNN=ON") == {
+        "name": "oneDNN only", "path": None, "optimised": True,
+        "why": "no BLAS library is mapped; torch reports oneDNN (USE_MKLDNN=ON)"}
+    assert not one(None, "BLAS_INFO=generic, USE_MKLDNN=OFF")["optimised"]
+
+
+def reference_blas_doc():
+    """The document of a run whose peer loaded the reference BLAS, as the
+    driver writes it: installed false, the BLAS and why, no peer ratios."""
+    doc = copy.deepcopy(canned())
+    path = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
+    doc["peer"] = {
+        "installed": False, "no_peer": "reference BLAS", "torch": "1.13.1", "threads": 2,
+        "blas": "reference BLAS (libblas3)", "blas_path": path, "blas_optimised": False,
+        "blas_why": "the reference implementation (Netlib), not a peer a user would run",
+        "note": "no peer (reference BLAS): PyTorch's process loaded reference BLAS (libblas3) "
+                f"({path}), the reference implementation (Netlib), not a peer a user would run"}
+    for c in doc["cases"]:
+        if c["op"] != "python":
+            c["peer_s"] = c["vs_peer"] = c["peer_max_abs_diff"] = None
+    return doc
+
+
+def test_reference_blas_is_no_peer():
+    if not have_matplotlib():
+        import pytest
+        pytest.skip("matplotlib is not installed")
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        md = check(reference_blas_doc(), out, failures)
+    assert not failures, failures
+    section = md[md.index("## Peer"):]
+    section = section[:section.index("\n## ")]
+    assert "no peer (reference BLAS)" in section
+    assert "`reference BLAS (libblas3)`" in section
+    assert "libblas.so.3.11.0" in section
+
+
+def test_installed_peer_names_its_blas():
+    if not have_matplotlib():
+        import pytest
+        pytest.skip("matplotlib is not installed")
+    doc = copy.deepcopy(canned())
+    doc["peer"].update(blas="OpenBLAS (openmp)",
+                       blas_path="/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3")
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        md = check(doc, out, failures)
+    assert not failures, failures
+    assert "BLAS `OpenBLAS (openmp)` (/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3" in md
+
+
 def main():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         print("matplotlib is not installed (Debian: python3-matplotlib)")
         return 77
-    doc = json.load(open(os.path.join(HERE, "testdata", "canned.json"), encoding="utf-8"))
+    doc = canned()
     failures = []
     with tempfile.TemporaryDirectory() as out:
         md = check(doc, out, failures)
@@ -225,6 +344,13 @@ def main():
     before["cases"] = [c for c in before["cases"] if c["op"] != "python"]
     with tempfile.TemporaryDirectory() as out:
         check(before, out, failures)
+    # The pytest functions, for the ctest run.
+    for name, test in sorted(globals().items()):
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+            except AssertionError as e:
+                failures.append(f"{name}: {e}")
     for f in failures:
         print("FAIL:", f)
     print(f"{len(failures)} failures")

@@ -217,9 +217,39 @@ fs::path pythonPackageDir() {
 #endif
 }
 
+/// The running peer's `hello` for the document: installed where its BLAS is
+/// an optimised one; else "no peer", with the BLAS it loaded and why that is
+/// not a peer a user would run (the reference BLAS: torch's matmuls there
+/// are many times slower than on any BLAS a user would install).
+json peerInfo(const Peer &peer, const std::string &blasDir) {
+  json info = peer.info();
+  info.erase("ok");
+  info["library_path"] = blasDir.empty() ? json(nullptr) : json(blasDir);
+  info["installed"] = info.value("blas_optimised", false);
+  if (!info["installed"].get<bool>()) {
+    const std::string blas = info.value("blas", std::string("unknown"));
+    const bool reference = blas.rfind("reference", 0) == 0;
+    info["no_peer"] = reference ? "reference BLAS" : "unidentified BLAS";
+    std::string note = "no peer (" + info["no_peer"].get<std::string>() +
+                       "): PyTorch's process loaded " + blas;
+    if (info.contains("blas_path") && info["blas_path"].is_string())
+      note += " (" + info["blas_path"].get<std::string>() + ")";
+    note += ", " + info.value("blas_why", std::string("not an optimised BLAS"));
+    note += blasDir.empty()
+                ? "; no OpenBLAS was found to put first (Debian: "
+                  "libopenblas0-openmp, installed by scripts/dev.sh bench)"
+                : "; " + blasDir + " was first on its LD_LIBRARY_PATH";
+    info["note"] = note;
+  }
+  return info;
+}
+
 /// Starts the python/ cases' process (bench/peer/python_peer.py, the build's
 /// package first on its PYTHONPATH); its `hello` for the document, with
-/// "installed" false and a note where it does not start.
+/// "installed" false and a note where it does not start. Its library path
+/// is left as it is: the python/ cases time tilejit's own calls through the
+/// package (its kernels, torch.ops.tilejit, NumPy launches), no torch
+/// matmul, so which BLAS it loads changes none of their figures.
 json startPython(Peer &py, const std::string &python, int threads) {
   const fs::path script = scriptDir() / "peer" / "python_peer.py";
   const fs::path dir = pythonPackageDir();
@@ -334,16 +364,16 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
       });
   if (wantsPeer) {
     const fs::path script = scriptDir() / "peer" / "torch_peer.py";
+    // PyTorch on an optimised BLAS, for the peer's process only.
+    const std::string blasDir = optimisedBlasDir();
     if (!fs::exists(script)) {
       peerJson["note"] =
           "peer not installed (no " + script.filename().string() + ")";
-    } else if (llvm::Error e =
-                   peer.start(args.python, script.string(), threads)) {
+    } else if (llvm::Error e = peer.start(args.python, script.string(),
+                                          threads, {}, blasDir)) {
       peerJson["note"] = "peer not installed: " + llvm::toString(std::move(e));
     } else {
-      peerJson = peer.info();
-      peerJson["installed"] = true;
-      peerJson.erase("ok");
+      peerJson = peerInfo(peer, blasDir);
     }
   } else {
     peerJson["note"] =
@@ -367,7 +397,8 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
   Options opts;
   opts.quick = args.quick;
   opts.samples = args.samples;
-  opts.peer = peer.running() ? &peer : nullptr;
+  opts.peer = peer.running() && peerJson["installed"].get<bool>() ? &peer
+                                                                  : nullptr;
   opts.python = pythonJson["installed"].get<bool>() ? &python : nullptr;
   if (!opts.python)
     opts.pythonNote = pythonJson.value("note", "");

@@ -4,6 +4,7 @@
 #include "Suite.h"
 
 #include <signal.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace tilejit::bench {
 
@@ -35,9 +37,38 @@ Peer::~Peer() {
   }
 }
 
+std::string optimisedBlasDir() {
+  namespace fs = std::filesystem;
+  // This machine's triplet directories (x86_64-linux-gnu, ...), not
+  // another architecture's installed beside it.
+  struct utsname u {};
+  ::uname(&u);
+  const std::string triplet = std::string(u.machine) + "-linux-";
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const char *root : {"/usr/lib", "/lib"})
+    for (const auto &e : fs::directory_iterator(root, ec))
+      if (e.path().filename().string().rfind(triplet, 0) == 0)
+        dirs.push_back(e.path());
+  dirs.emplace_back("/usr/lib");
+  for (const char *flavour : {"openblas-openmp", "openblas-pthread"})
+    for (const fs::path &d : dirs)
+      if (fs::exists(d / flavour / "libblas.so.3", ec))
+        return (d / flavour).string();
+  return "";
+}
+
 llvm::Error
 Peer::start(const std::string &python, const std::string &script, int threads,
-            const std::vector<std::pair<std::string, std::string>> &env) {
+            const std::vector<std::pair<std::string, std::string>> &env,
+            const std::string &libraryDir) {
+  // The child's LD_LIBRARY_PATH, made here: the child only sets it.
+  std::string libraryPath;
+  if (!libraryDir.empty()) {
+    libraryPath = libraryDir;
+    if (const char *given = std::getenv("LD_LIBRARY_PATH"); given && *given)
+      libraryPath += std::string(":") + given;
+  }
   int in[2], out[2];
   if (::pipe(in) != 0 || ::pipe(out) != 0)
     return failure("pipe: " + std::string(std::strerror(errno)));
@@ -61,6 +92,8 @@ Peer::start(const std::string &python, const std::string &script, int threads,
     ::setenv("OPENBLAS_NUM_THREADS", t.c_str(), 1);
     for (const auto &[name, value] : env)
       ::setenv(name.c_str(), value.c_str(), 1);
+    if (!libraryPath.empty())
+      ::setenv("LD_LIBRARY_PATH", libraryPath.c_str(), 1);
     ::execlp(python.c_str(), python.c_str(), script.c_str(),
              static_cast<char *>(nullptr));
     std::fprintf(stderr, "cannot run %s: %s\n", python.c_str(),

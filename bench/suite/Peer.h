@@ -32,6 +32,15 @@ namespace tilejit::bench {
 
 struct Result;
 
+/// The directory of an optimised BLAS that provides libblas.so.3, for the
+/// PyTorch peer's LD_LIBRARY_PATH: Debian's python3-torch links
+/// libblas.so.3, which the system's alternative may resolve to the
+/// reference BLAS (libblas3). Found at run time in the multiarch library
+/// directories (/usr/lib/<triplet>, /lib/<triplet>, then /usr/lib):
+/// openblas-openmp/ (libopenblas0-openmp), else openblas-pthread/; empty
+/// where neither is installed (the peer then reports the BLAS it loads).
+std::string optimisedBlasDir();
+
 class Peer {
 public:
   Peer() = default;
@@ -40,11 +49,14 @@ public:
   Peer &operator=(const Peer &) = delete;
 
   /// Starts `python script` with `threads` threads and the variables of
-  /// `env` set in its environment. An error says why it cannot start or
-  /// why its `hello` fails (the PyTorch peer: torch does not import).
+  /// `env` set in its environment; `libraryDir`, where not empty, first on
+  /// its LD_LIBRARY_PATH (the child's only: this process's is unchanged).
+  /// An error says why it cannot start or why its `hello` fails (the
+  /// PyTorch peer: torch does not import).
   llvm::Error
   start(const std::string &python, const std::string &script, int threads,
-        const std::vector<std::pair<std::string, std::string>> &env = {});
+        const std::vector<std::pair<std::string, std::string>> &env = {},
+        const std::string &libraryDir = "");
   bool running() const { return pid_ > 0; }
   /// The peer's `hello` answer: torch version, BLAS, threads, settings.
   const nlohmann::json &info() const { return info_; }
