@@ -10,6 +10,10 @@ run), <stem>-<op> (generated vs hand-written vs peer times per operator) and
 line per operator's headline case) on stdout, for the README. The python/
 cases (tilejit's Python package against the C++ API and the C API) have a
 table of their own, "Python overhead", with the target beside each figure.
+A run at several thread counts (`tilejit bench --threads 1,2,all`: the
+document's `scaling`) has a "Thread scaling" table: each memory-bound case's
+fraction of its roofline bound and GB/s at each count, and the limits
+measured at each.
 
 Every figure is taken from the document; nothing is measured here. A column
 is empty where the document has no value (no twin, no peer, a decode-sized
@@ -362,6 +366,60 @@ def peer_section(doc):
     return out
 
 
+def threads_text(n):
+    return f"{n} thread" if n == 1 else f"{n} threads"
+
+
+def scaling_section(doc):
+    """The memory-bound cases' roofline fractions and GB/s at each thread count of the
+    run (`tilejit bench --threads`), each against the limits measured at that count;
+    nothing where the run had one count."""
+    entries = sorted(doc.get("scaling") or [], key=lambda e: e["threads"])
+    if len(entries) < 2:
+        return ""
+    counts = [e["threads"] for e in entries]
+    out = "## Thread scaling\n\n"
+    out += (
+        f"The memory-bound cases (bound read or copy) at {', '.join(map(str, counts))} threads "
+        "(`--threads`), OpenMP's thread count set for the kernels, the hand-written twins and "
+        "the probes alike; each fraction is of the roofline bound with the limits measured at "
+        "that count (below). The peer is not run at the other counts.\n\n"
+    )
+    out += "| case | " + " | ".join(
+        f"of bound, {threads_text(n)} | GB/s, {threads_text(n)}" for n in counts) + " |\n"
+    out += "|---|" + "---|---|" * len(counts) + "\n"
+    names = list(dict.fromkeys(c["name"] for e in entries for c in e["cases"]))
+    by_count = [{c["name"]: c for c in e["cases"]} for e in entries]
+    for name in names:
+        cells = []
+        for cases in by_count:
+            c = cases.get(name)
+            if c is None:
+                cells += ["", ""]
+            elif c.get("error"):
+                cells += [f"error: {c['error']}", ""]
+            else:
+                gbs = c.get("GBs")
+                cells += [fmt_ratio(c.get("of_bound")), f"{gbs:.4g}" if gbs else ""]
+        out += f"| {name} | " + " | ".join(cells) + " |\n"
+    out += (
+        "\nThe limits at each count: read and copy bandwidth from memory (GB/s) at each "
+        "working-set size, the best of the probes at that count.\n\n"
+    )
+    out += "| working set | " + " | ".join(
+        f"read, {threads_text(n)} | copy, {threads_text(n)}" for n in counts) + " |\n"
+    out += "|---|" + "---|---|" * len(counts) + "\n"
+    sizes = sorted({b["bytes"] for e in entries for b in e["limits"]["bandwidth"]})
+    tables = [{b["bytes"]: b for b in e["limits"]["bandwidth"]} for e in entries]
+    for size in sizes:
+        cells = []
+        for table in tables:
+            b = table.get(size)
+            cells += [f"{b['read_GBs']:.4g}", f"{b['copy_GBs']:.4g}"] if b else ["", ""]
+        out += f"| {fmt_bytes(size)} | " + " | ".join(cells) + " |\n"
+    return out + "\n"
+
+
 PYTHON_HEADER = (
     "| case | C++ / C API | Python | figure | target | met |\n"
     "|---|---|---|---|---|---|\n"
@@ -486,6 +544,7 @@ def report(doc, outdir):
         if op in made:
             md += f"\n![{op}]({made[op]})\n"
         md += "\n"
+    md += scaling_section(doc)
     path = os.path.join(outdir, f"{stem}.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(md)

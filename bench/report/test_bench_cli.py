@@ -11,6 +11,13 @@ as JSON on stdout, or in -o's file), -o/--output PATH takes the path, and
 --json goes with --report DIR (no "argument not expected"); a usage error
 with --json is one JSON error object on stdout with exit status 2.
 
+--threads LIST: a bad list (0, negative, more than the cores, junk) is such
+a usage error naming the item; `--threads 1,all` runs every case at all
+threads and the memory-bound one again at 1 thread (the document's
+`scaling`: one entry per count, its limits and cases). Where this build's
+CLI has no --threads (tools/tilejit.cpp does not pass it yet), these checks
+say so and are not run.
+
     test_bench_cli.py TILEJIT
 """
 import json
@@ -103,6 +110,59 @@ def check_flag_meanings(tilejit, failures):
         failures.append(f"bench --json PATH was accepted: status {rc}, stdout {doc!r}")
 
 
+SCALED_CASE = "gather/prefill/T8192-R16-N8-D128-BS128-256blocks/norm/f16"
+
+
+def check_threads(tilejit, failures):
+    """--threads: usage errors for bad lists; a run at 1 and all threads."""
+    help_text = subprocess.run([tilejit, "bench", "--help"], capture_output=True, text=True,
+                               timeout=60).stdout
+    if "--threads" not in help_text:
+        print("note: this tilejit's bench has no --threads option; its checks not run")
+        return
+    cores = os.cpu_count() or 1
+    for bad, says in (("0", "'0' is no threads"), ("-1", "'-1' is negative"),
+                      (str(cores + 1), f"'{cores + 1}' is more than"),
+                      ("two", "'two' is not a thread count"), ("1,,2", "has an empty item")):
+        rc, doc = run_json(tilejit, ["--threads", bad, "--list", "--json"])
+        err = doc.get("error", {}) if isinstance(doc, dict) else {}
+        if rc != 2 or err.get("status") != 2 or says not in err.get("message", ""):
+            failures.append(f"bench --threads {bad}: status {rc}, stdout {doc!r}")
+    with tempfile.TemporaryDirectory() as out:
+        path = os.path.join(out, "bench.json")
+        run = subprocess.run(
+            [tilejit, "bench", "--threads", "1,all", "--quick", "--no-peer", "--json", "-o", path,
+             "--filter", f"^({SCALED_CASE}|{CASE})$"], capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            failures.append(f"bench --threads 1,all: status {run.returncode}: {run.stderr}")
+            return
+        doc = json.load(open(path, encoding="utf-8"))
+    counts = sorted({1, doc["host"]["threads"]})
+    if doc["options"].get("threads") != counts:
+        failures.append(f"options.threads {doc['options'].get('threads')} != {counts}")
+    if sorted(c["name"] for c in doc["cases"]) != sorted([SCALED_CASE, CASE]):
+        failures.append(f"cases {[c['name'] for c in doc['cases']]}")
+    scaling = doc.get("scaling") or []
+    if [e["threads"] for e in scaling] != counts:
+        failures.append(f"scaling counts {[e['threads'] for e in scaling]} != {counts}")
+    for e in scaling:
+        # Only the memory-bound case (the decode-sized one is latency).
+        names = [c["name"] for c in e["cases"]]
+        if names != [SCALED_CASE]:
+            failures.append(f"scaling at {e['threads']}: cases {names}")
+            continue
+        c = e["cases"][0]
+        if e["limits"]["threads"] != e["threads"] or not e["limits"]["bandwidth"]:
+            failures.append(f"scaling at {e['threads']}: limits {e['limits']}")
+        if c.get("error") or not (c.get("of_bound") or 0) > 0 or not (c.get("GBs") or 0) > 0:
+            failures.append(f"scaling at {e['threads']}: {c}")
+    # The all-thread entry is the run's own case and limits.
+    top = next((e for e in scaling if e["threads"] == doc["host"]["threads"]), None)
+    main_case = next((c for c in doc["cases"] if c["name"] == SCALED_CASE), {})
+    if top and top["cases"] and top["cases"][0]["of_bound"] != main_case.get("of_bound"):
+        failures.append("the all-thread scaling entry is not the run's own case")
+
+
 def check_json_with_report(tilejit, failures):
     """--json --report DIR: the document on stdout (nothing else there) and
     in DIR beside the report. Needs the report's matplotlib."""
@@ -128,6 +188,7 @@ def check_json_with_report(tilejit, failures):
 def main(argv):
     failures = []
     check_flag_meanings(argv[1], failures)
+    check_threads(argv[1], failures)
     check_json_with_report(argv[1], failures)
     with tempfile.TemporaryDirectory() as out:
         path = os.path.join(out, "bench.json")

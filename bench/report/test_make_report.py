@@ -8,7 +8,10 @@ back with the target beside each and whether it is met; a case without its
 Python side says "not available"; a document without python/ cases has no
 such section. A peer whose process loaded the reference BLAS is "no peer
 (reference BLAS)": the page names the BLAS and no case has a peer ratio; the
-BLAS detection (bench/peer/blas.py) reads fake /proc/PID/maps texts.
+BLAS detection (bench/peer/blas.py) reads fake /proc/PID/maps texts. A run
+at several thread counts (testdata/scaling.json: the document's `scaling`)
+has a "Thread scaling" table whose figures read back; a run at one count
+has none.
 
     test_make_report.py            (exit 0: pass; 77: matplotlib missing)
     python3 -m pytest bench/report (the test_* functions; the same checks)
@@ -302,6 +305,69 @@ def test_installed_peer_names_its_blas():
         md = check(doc, out, failures)
     assert not failures, failures
     assert "BLAS `OpenBLAS (openmp)` (/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3" in md
+
+
+def scaling_doc():
+    return json.load(open(os.path.join(HERE, "testdata", "scaling.json"), encoding="utf-8"))
+
+
+def test_thread_scaling_table():
+    doc = scaling_doc()
+    md = make_report.scaling_section(doc)
+    assert md.startswith("## Thread scaling")
+    header = "| case | of bound, 1 thread | GB/s, 1 thread | of bound, 2 threads | GB/s, 2 threads | " \
+             "of bound, 4 threads | GB/s, 4 threads |"
+    assert header in md
+    rows = {r[0]: r[1:] for r in table_rows(md, "| case | of bound, 1 thread |")}
+    names = list(dict.fromkeys(c["name"] for e in doc["scaling"] for c in e["cases"]))
+    assert list(rows) == names
+    for k, entry in enumerate(doc["scaling"]):
+        cases = {c["name"]: c for c in entry["cases"]}
+        for name in names:
+            of, gbs = rows[name][2 * k], rows[name][2 * k + 1]
+            c = cases.get(name)
+            if c is None:
+                assert (of, gbs) == ("", ""), (name, entry["threads"])
+            elif c["error"]:
+                assert of == f"error: {c['error']}" and gbs == ""
+            else:
+                assert abs(float(of) - c["of_bound"]) <= 0.005 + 1e-9, (name, of)
+                assert close(float(gbs), c["GBs"], 4), (name, gbs)
+    # The limits at each count, read back.
+    lrows = {r[0]: r[1:] for r in table_rows(md, "| working set | read, 1 thread |")}
+    for k, entry in enumerate(doc["scaling"]):
+        for b in entry["limits"]["bandwidth"]:
+            r = lrows[make_report.fmt_bytes(b["bytes"])]
+            assert close(float(r[2 * k]), b["read_GBs"], 4)
+            assert close(float(r[2 * k + 1]), b["copy_GBs"], 4)
+
+
+def test_thread_scaling_needs_two_counts():
+    doc = scaling_doc()
+    assert make_report.scaling_section({}) == ""
+    assert make_report.scaling_section({"scaling": doc["scaling"][:1]}) == ""
+    # The counts in ascending order whatever the document's order.
+    doc["scaling"].reverse()
+    md = make_report.scaling_section(doc)
+    assert md.index("of bound, 1 thread") < md.index("of bound, 2 threads") < \
+        md.index("of bound, 4 threads")
+
+
+def test_thread_scaling_on_the_page():
+    if not have_matplotlib():
+        import pytest
+        pytest.skip("matplotlib is not installed")
+    doc = copy.deepcopy(canned())
+    doc["scaling"] = scaling_doc()["scaling"]
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        md = check(doc, out, failures)
+        assert not failures, failures
+        assert make_report.scaling_section(doc) in md
+        del doc["scaling"]
+        md = check(doc, out, failures)
+        assert not failures, failures
+        assert "## Thread scaling" not in md
 
 
 def main():

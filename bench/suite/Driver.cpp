@@ -134,6 +134,54 @@ json caseJson(const Result &r) {
   return c;
 }
 
+/// The limits as the document records them: the peaks and the bandwidth
+/// table (every working-set size measured, each limit with its probe).
+json limitsJson(const Limits &limits) {
+  json bw = json::array();
+  for (const auto &[bytes, b] : limits.bandwidth)
+    bw.push_back({{"bytes", bytes},
+                  {"read_GBs", b.readGBs},
+                  {"copy_GBs", b.copyGBs},
+                  {"warm_read_GBs", b.warmReadGBs},
+                  {"read_probe", b.readPlan},
+                  {"copy_probe", b.copyPlan},
+                  {"warm_read_probe", b.warmReadPlan},
+                  {"probes",
+                   {{"read", b.readByPlan},
+                    {"copy", b.copyByPlan},
+                    {"warm_read", b.warmReadByPlan}}}});
+  return {{"threads", limits.threads},
+          {"fma_GFLOPs", limits.fmaGflops},
+          {"bf16_dot_GFLOPs", orNull(limits.bf16DotGflops)},
+          {"amx_bf16_GFLOPs", orNull(limits.amxGflops)},
+          {"llc_bytes", limits.llcBytes},
+          {"flush_bytes", limits.flushBytes},
+          {"bandwidth", bw}};
+}
+
+/// A memory-bound case (bound read or copy) in a `scaling` entry: what the
+/// thread-scaling table shows.
+json scalingCaseJson(const Result &r) {
+  const json c = caseJson(r);
+  json s = json::object();
+  for (const char *key : {"name", "op", "bound", "working_set_bytes", "bytes",
+                          "samples", "generated_s", "us_per_call", "GBs",
+                          "read_GBs", "copy_GBs", "limit_probe", "of_bound",
+                          "vs_handwritten", "error"})
+    s[key] = c[key];
+  return s;
+}
+
+/// Whether a case of the run at all threads runs again at the other
+/// counts: an operator case that ran and is memory-bound (bound read or
+/// copy: the roofline cases of ifa, nsa, scatter and gather).
+bool memoryBound(const Result &r) {
+  static const char *ops[] = {"ifa", "nsa", "scatter", "gather"};
+  return (r.bound == Bound::Read || r.bound == Bound::Copy) &&
+         r.error.empty() && r.genSeconds > 0 &&
+         std::find(std::begin(ops), std::end(ops), r.op) != std::end(ops);
+}
+
 std::string humanSeconds(double s) {
   char buf[32];
   if (s >= 1)
@@ -301,7 +349,77 @@ int runProcess(const std::vector<std::string> &argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Runs `cases` in `ctx`, a progress line each (`tag` before the count:
+/// the thread count of a scaling run), its text line appended to `lines`;
+/// the results, and the number that failed added to `failed`.
+std::vector<Result> runCases(const std::vector<const Case *> &cases,
+                             Context &ctx, const std::string &tag,
+                             std::string &lines, int &failed) {
+  std::vector<Result> out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Result r = runCase(*cases[i], ctx);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    failed += !r.error.empty();
+    if (!tag.empty())
+      std::cerr << tag << " ";
+    progress(i + 1, cases.size(), r, wall);
+    lines += (tag.empty() ? "" : tag + " ") + r.name + "  " + summary(r) + "\n";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 } // namespace
+
+llvm::Expected<std::vector<int>> parseThreadCounts(const std::string &list,
+                                                   int all, int most,
+                                                   const std::string &mostWhy) {
+  auto bad = [&](const std::string &item, const std::string &why) {
+    return usageError("bad --threads '" + list + "': " +
+                      (item.empty() ? why : "'" + item + "' " + why) +
+                      " (a comma-separated list of thread counts from 1 to " +
+                      std::to_string(most) + " and 'all', e.g. 1,2,all)");
+  };
+  std::vector<int> counts;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = list.find(',', pos);
+    std::string item = list.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const size_t b = item.find_first_not_of(" \t");
+    const size_t e = item.find_last_not_of(" \t");
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (item.empty())
+      return bad("", "has an empty item");
+    if (item == "all") {
+      counts.push_back(all);
+    } else {
+      const bool negative = item[0] == '-';
+      const std::string digits = negative ? item.substr(1) : item;
+      if (digits.empty() ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        return bad(item, "is not a thread count");
+      if (negative)
+        return bad(item, "is negative");
+      // Past 6 digits it is above any machine's cores (and int's range).
+      const long n = digits.size() > 6 ? 10000000L : std::stol(digits);
+      if (n == 0)
+        return bad(item, "is no threads: at least 1");
+      if (n > most)
+        return bad(item, "is more than " + mostWhy);
+      counts.push_back(static_cast<int>(n));
+    }
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
 
 llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) {
   DriverArgs args = given;
@@ -316,6 +434,24 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
   } catch (const std::regex_error &e) {
     return usageError(std::string("bad --filter: ") + e.what());
   }
+  // The threads of the run: all (TILEJIT_NUM_THREADS, else OpenMP's
+  // count); --threads adds other counts, up to the cores (or that cap,
+  // past which the kernels' launches would not go).
+  const unsigned capped = jit::Options::process().numThreads();
+  const int ompThreads = omp_get_max_threads();
+  const int threads = capped ? static_cast<int>(capped) : ompThreads;
+  const int cores = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  int most = std::max(cores, 1);
+  std::string mostWhy = "the " + std::to_string(most) + " cores";
+  if (capped && static_cast<int>(capped) < most) {
+    most = static_cast<int>(capped);
+    mostWhy = "TILEJIT_NUM_THREADS=" + std::to_string(capped);
+  }
+  llvm::Expected<std::vector<int>> parsed =
+      parseThreadCounts(args.threads, threads, most, mostWhy);
+  if (!parsed)
+    return parsed.takeError();
+  const std::vector<int> counts = *parsed;
   std::vector<const Case *> cases;
   for (const Case &c : registry())
     if (std::regex_search(c.name, filter))
@@ -346,8 +482,6 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
     return usageError("no case matches '" + args.filter + "'");
   const auto start = std::chrono::steady_clock::now();
   const json loadStart = loadAverage();
-  const unsigned capped = jit::Options::process().numThreads();
-  const int threads = capped ? static_cast<int>(capped) : omp_get_max_threads();
 
   std::cerr << "tilejit bench: " << cases.size() << " cases, " << threads
             << " threads; measuring the arithmetic peaks" << std::endl;
@@ -404,34 +538,51 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
     opts.pythonNote = pythonJson.value("note", "");
   Context ctx(opts, limits);
 
-  json results = json::array();
   std::string lines; // the text result
   int failed = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Result r = runCase(*cases[i], ctx);
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
-    failed += !r.error.empty();
-    progress(i + 1, cases.size(), r, wall);
-    lines += r.name + "  " + summary(r) + "\n";
+  const std::vector<Result> all = runCases(cases, ctx, "", lines, failed);
+  json results = json::array();
+  for (const Result &r : all)
     results.push_back(caseJson(r));
-  }
 
-  json bw = json::array();
-  for (const auto &[bytes, b] : limits.bandwidth)
-    bw.push_back({{"bytes", bytes},
-                  {"read_GBs", b.readGBs},
-                  {"copy_GBs", b.copyGBs},
-                  {"warm_read_GBs", b.warmReadGBs},
-                  {"read_probe", b.readPlan},
-                  {"copy_probe", b.copyPlan},
-                  {"warm_read_probe", b.warmReadPlan},
-                  {"probes",
-                   {{"read", b.readByPlan},
-                    {"copy", b.copyByPlan},
-                    {"warm_read", b.warmReadByPlan}}}});
+  // Thread scaling: the memory-bound cases (as the run at all threads found
+  // them) again at each other count, OpenMP's count set for the kernels,
+  // the twins and the probes alike, the limits measured afresh at that
+  // count; no peer and no python/ process there.
+  std::vector<const Case *> scaled;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (memoryBound(all[i]))
+      scaled.push_back(cases[i]);
+  json scaling = json::array();
+  for (const int count : counts) {
+    json entry = {{"threads", count}};
+    json scaledCases = json::array();
+    if (count == threads) {
+      entry["limits"] = limitsJson(limits);
+      for (const Result &r : all)
+        if (memoryBound(r))
+          scaledCases.push_back(scalingCaseJson(r));
+    } else {
+      const std::string at =
+          std::to_string(count) + (count == 1 ? " thread" : " threads");
+      std::cerr << "tilejit bench: " << scaled.size()
+                << " memory-bound cases at " << at
+                << "; measuring the arithmetic peaks" << std::endl;
+      omp_set_num_threads(count);
+      Limits atCount = measurePeaks(count);
+      Options scaledOpts = opts;
+      scaledOpts.peer = nullptr;
+      scaledOpts.python = nullptr;
+      Context scaledCtx(scaledOpts, atCount);
+      const std::string tag = "[" + at + "]";
+      for (const Result &r : runCases(scaled, scaledCtx, tag, lines, failed))
+        scaledCases.push_back(scalingCaseJson(r));
+      omp_set_num_threads(ompThreads);
+      entry["limits"] = limitsJson(atCount);
+    }
+    entry["cases"] = scaledCases;
+    scaling.push_back(entry);
+  }
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -444,23 +595,18 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
               {"options",
                {{"quick", args.quick},
                 {"samples", ctx.samples()},
-                {"filter", args.filter}}},
+                {"filter", args.filter},
+                {"threads", counts}}},
               {"load_average_start", loadStart},
               {"load_average_end", loadAverage()},
               {"duration_s", std::chrono::duration<double>(
                                  std::chrono::steady_clock::now() - start)
                                  .count()},
-              {"limits",
-               {{"threads", limits.threads},
-                {"fma_GFLOPs", limits.fmaGflops},
-                {"bf16_dot_GFLOPs", orNull(limits.bf16DotGflops)},
-                {"amx_bf16_GFLOPs", orNull(limits.amxGflops)},
-                {"llc_bytes", limits.llcBytes},
-                {"flush_bytes", limits.flushBytes},
-                {"bandwidth", bw}}},
+              {"limits", limitsJson(limits)},
               {"peer", peerJson},
               {"python", pythonJson},
-              {"cases", results}};
+              {"cases", results},
+              {"scaling", scaling}};
 
   // The report first (the document beside it, HOST-COMMIT.json, then the
   // Markdown and the plots made from that file), so that a failure is the
