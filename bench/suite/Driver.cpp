@@ -516,6 +516,15 @@ llvm::Expected<int> runBenchCommand(const DriverArgs &given, std::ostream &out) 
   if (!peerJson["installed"].get<bool>())
     std::cerr << "tilejit bench: " << peerJson["note"].get<std::string>()
               << std::endl;
+  else
+    std::cerr << "tilejit bench: peer: PyTorch "
+              << peerJson.value("torch", std::string("?")) << " on "
+              << peerJson.value("blas", std::string("an unknown BLAS"))
+              << (peerJson.contains("blas_path") &&
+                          peerJson["blas_path"].is_string()
+                      ? " (" + peerJson["blas_path"].get<std::string>() + ")"
+                      : std::string())
+              << std::endl;
 
   // tilejit's own Python package, for the python/ cases.
   Peer python;
