@@ -632,12 +632,14 @@ TEST(GatherPaKvCache, NzEveryWidth) { // matrix row 6, and every dtype by width
 }
 
 TEST(GatherPaKvCache, NzEveryStripGrouping) {
-  // The kernel moves strips 16, then 4, then 1 at a time: 21 key strips
-  // (16 + 4 + 1) and 38 value strips (2 x 16 + 4 + 2), with a partial last
-  // chunk, an invalid block id (zeros) and a column past the table; with
-  // blocks of 32, 16 positions per tile and then one by one.
+  // The kernel moves strips 8, then 4, then 1 at a time: 21 key strips
+  // (2 x 8 + 4 + 1) and 38 value strips (4 x 8 + 4 + 2), with a partial
+  // last chunk, an invalid block id (zeros) and a column past the table;
+  // positions 128 per tile (blocks of 128), then 16 per tile, then one by
+  // one (blocks of 32: 45 = 2 x 16 + 13; of 128: 300 = 2 x 128 + 2 x 16 +
+  // 12).
   unsigned seed = 150;
-  for (int64_t bs : {8, 32})
+  for (int64_t bs : {8, 32, 128})
     for (DataType t : {DataType::Float16, DataType::Float}) {
       SCOPED_TRACE(host::dataTypeName(t));
       SCOPED_TRACE(bs);
@@ -650,7 +652,7 @@ TEST(GatherPaKvCache, NzEveryStripGrouping) {
       s.heads = 1;
       s.dk = 21 * perStrip;
       s.dv = 38 * perStrip;
-      s.lens = {21, bs == 8 ? 13 : 45};
+      s.lens = {21, bs == 8 ? 13 : bs == 32 ? 45 : 300};
       s.width = 3;
       s.table = {4, -1, 0, bs == 8 ? 2 : -1, 1, 3};
       s.seed = seed++;
