@@ -558,6 +558,12 @@ int main(int argc, char **argv) {
   benchCmd->add_flag("--quick", benchArgs.quick, "few samples per case (CI)");
   benchCmd->add_option("--samples", benchArgs.samples, "alternating samples per case (default 15)");
   benchCmd->add_flag("--no-peer", benchArgs.noPeer, "do not start the PyTorch peer");
+  benchCmd
+      ->add_option("--threads", benchArgs.threads,
+                   "thread counts to run, e.g. 1,2,all (default: all): every case at all "
+                   "threads, the memory-bound ones again at each other count with the "
+                   "limits measured there (the report's thread-scaling table)")
+      ->type_name("LIST");
   benchCmd->add_flag("--list", benchArgs.list, "print the case names and exit");
   benchCmd->add_option("--python", benchArgs.python,
                        "the Python for the peer and the report (default: Debian's /usr/bin/python3 where "
