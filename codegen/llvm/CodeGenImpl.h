@@ -453,10 +453,27 @@ private:
   /// moves, a loop for long copies: no library call.
   void emitInlineCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes);
   /// Copies one tile row of `bytes` from `src` to `dst`: with `stream`, in
-  /// 16-byte non-temporal stores (the caller checked alignment and overlap);
-  /// otherwise memmove if `mayOverlap`, else memcpy.
+  /// non-temporal stores of `chunk` bytes (16, or for a short row 32 or 64
+  /// where the caller checked that alignment), whole vectors in the middle
+  /// of a long row (the caller checked alignment and overlap); otherwise
+  /// memmove if `mayOverlap`, else memcpy.
   void emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
-                   bool stream, bool mayOverlap);
+                   bool stream, bool mayOverlap, int64_t chunk = 16);
+  /// The widest non-temporal store (32 or 64 bytes, at most a vector
+  /// register) that divides a short streamed row of `rowBytes` (128 or
+  /// fewer; longer rows use whole vectors in their middle anyway), or 16.
+  int64_t streamChunk(int64_t rowBytes) const;
+  /// The run-time test that every destination row of the tile at `dst`
+  /// starts `align`-byte aligned: the first does and the row strides keep
+  /// it so.
+  llvm::Value *rowsAligned(llvm::Value *dst, const TensorInfo &d, unsigned dlead,
+                           const std::vector<int64_t> &shape, unsigned eb, int64_t align);
+  /// emitEitherWay for a streamed move: `emit(false, 16)` without
+  /// `streamOk`; otherwise behind it `emit(true, wide)` where `wideOk` (the
+  /// rows aligned to `wide` bytes) holds, `emit(true, 16)` where not.
+  void emitStreamChoice(llvm::Value *streamOk, llvm::Value *dst, const TensorInfo &d,
+                        unsigned dlead, const std::vector<int64_t> &shape, unsigned eb,
+                        const std::function<void(bool, int64_t)> &emit);
   /// For a `store {stream}` of a tile with rows of 32 bytes or more (a
   /// multiple of 16), the run-time test that every destination row starts
   /// 16-byte aligned and, given a source tensor tile, that the two tiles do

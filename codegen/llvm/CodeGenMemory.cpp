@@ -23,7 +23,7 @@ using ir::OpKind;
 using ir::ScalarKind;
 
 void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, unsigned align,
-                          bool stream, bool mayOverlap) {
+                          bool stream, bool mayOverlap, int64_t chunk) {
   if (!stream) {
     if (mayOverlap)
       b_.CreateMemMove(dst, llvm::MaybeAlign(align), src, llvm::MaybeAlign(align), bytes);
@@ -53,8 +53,9 @@ void CodeGen::emitRowCopy(llvm::Value *dst, llvm::Value *src, int64_t bytes, uns
   };
   auto narrow = chunkOf(kChunk);
   if (bytes <= 8 * kChunk) {
-    for (int64_t o = 0; o < bytes; o += kChunk)
-      narrow(i64(o));
+    auto piece = chunkOf(chunk);
+    for (int64_t o = 0; o < bytes; o += chunk)
+      piece(i64(o));
     return;
   }
   if (wide <= kChunk || bytes < 4 * wide) {
@@ -79,16 +80,7 @@ llvm::Value *CodeGen::streamable(const ir::Op &store, llvm::Value *dst, const Te
   if (!store.attrs().stream)
     return nullptr;
   assert(rowBytes >= 32 && rowBytes % 16 == 0);
-  // Every row starts 16-byte aligned: the first does, and the row strides
-  // keep it so.
-  llvm::Value *ok = b_.CreateICmpEQ(
-      b_.CreateAnd(b_.CreatePtrToInt(dst, b_.getInt64Ty()), i64(15)), i64(0));
-  for (size_t q = 0; q + 1 < shape.size(); ++q)
-    if (shape[q] > 1)
-      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(d.strides[dlead + q],
-                                                                      i64(eb)),
-                                                         i64(15)),
-                                            i64(0)));
+  llvm::Value *ok = rowsAligned(dst, d, dlead, shape, eb, 16);
   if (!s)
     return ok;
   // The source tile (a tensor) must not overlap the destination tile: their
@@ -106,6 +98,47 @@ llvm::Value *CodeGen::streamable(const ir::Op &store, llvm::Value *dst, const Te
   auto [dlo, dhi] = span(dst, d, dlead);
   auto [slo, shi] = span(src, *s, slead);
   return b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpULE(dhi, slo), b_.CreateICmpULE(shi, dlo)));
+}
+
+int64_t CodeGen::streamChunk(int64_t rowBytes) const {
+  const int64_t vector = static_cast<int64_t>(lanes_) * 4;
+  if (rowBytes > 128)
+    return 16;
+  for (int64_t w : {int64_t(64), int64_t(32)})
+    if (w <= vector && rowBytes % w == 0)
+      return w;
+  return 16;
+}
+
+llvm::Value *CodeGen::rowsAligned(llvm::Value *dst, const TensorInfo &d, unsigned dlead,
+                                  const std::vector<int64_t> &shape, unsigned eb,
+                                  int64_t align) {
+  llvm::Value *ok = b_.CreateICmpEQ(
+      b_.CreateAnd(b_.CreatePtrToInt(dst, b_.getInt64Ty()), i64(align - 1)), i64(0));
+  for (size_t q = 0; q + 1 < shape.size(); ++q)
+    if (shape[q] > 1)
+      ok = b_.CreateAnd(
+          ok, b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(d.strides[dlead + q], i64(eb)),
+                                           i64(align - 1)),
+                              i64(0)));
+  return ok;
+}
+
+void CodeGen::emitStreamChoice(llvm::Value *streamOk, llvm::Value *dst, const TensorInfo &d,
+                               unsigned dlead, const std::vector<int64_t> &shape, unsigned eb,
+                               const std::function<void(bool, int64_t)> &emit) {
+  const int64_t wide = streamChunk(shape.back() * eb);
+  emitEitherWay(streamOk, [&](bool stream) {
+    if (!stream || wide == 16) {
+      emit(stream, 16);
+      return;
+    }
+    // Rows of 32 or 64 bytes go out in whole 32- or 64-byte stores where
+    // the rows are that aligned (an NZ strip, a line): half or a quarter
+    // of the store instructions of 16-byte pieces.
+    emitEitherWay(rowsAligned(dst, d, dlead, shape, eb, wide),
+                  [&](bool aligned) { emit(true, aligned ? wide : 16); });
+  });
 }
 
 void CodeGen::emitEitherWay(llvm::Value *cond, const std::function<void(bool)> &emit) {
@@ -479,10 +512,11 @@ void CodeGen::emitCopyRows(const TileMove &copyTo, const TensorInfo &t, unsigned
   // One run-time test per tile decides between streamed and plain rows.
   llvm::Value *streamOk =
       streamable(*copyTo.op, copyBase, *copyDst, dlead, globalBase, &t, lead, shape, eb);
-  emitEitherWay(streamOk, [&](bool stream) {
+  emitStreamChoice(streamOk, copyBase, *copyDst, dlead, shape, eb, [&](bool stream,
+                                                                      int64_t chunk) {
     // memmove: a kernel may copy a tensor onto itself, shifted.
     auto copyRow = [&](llvm::Value *dst, llvm::Value *src) {
-      emitRowCopy(dst, src, shape.back() * eb, eb, stream, /*mayOverlap=*/true);
+      emitRowCopy(dst, src, shape.back() * eb, eb, stream, /*mayOverlap=*/true, chunk);
     };
     if (outer.empty()) {
       copyRow(copyBase, globalBase);
@@ -688,7 +722,7 @@ void CodeGen::emitTileMove(const TileMove &m, const TileMove *copyDst) {
     int64_t rowBytes = shape.back() * eb;
     llvm::Value *streamOk =
         isLoad ? nullptr : streamable(op, globalBase, t, lead, nullptr, nullptr, 0, shape, eb);
-    emitEitherWay(streamOk, [&](bool stream) {
+    emitStreamChoice(streamOk, globalBase, t, lead, shape, eb, [&](bool stream, int64_t chunk) {
       emitNest(outer, [&](const std::vector<llvm::Value *> &idx) {
         llvm::Value *g = i64(0), *l = i64(0);
         int64_t tileStride = shape.back();
@@ -701,7 +735,7 @@ void CodeGen::emitTileMove(const TileMove &m, const TileMove *copyDst) {
         if (isLoad)
           emitRowCopy(lp, gp, rowBytes, eb, /*stream=*/false, /*mayOverlap=*/false);
         else
-          emitRowCopy(gp, lp, rowBytes, eb, stream, /*mayOverlap=*/false);
+          emitRowCopy(gp, lp, rowBytes, eb, stream, /*mayOverlap=*/false, chunk);
       });
     });
   }
