@@ -224,21 +224,9 @@ const ir::Op *CodeGen::forwardedStore(const ir::Op &producer) {
 bool CodeGen::emitScalarEarly(const ir::Value *v) {
   if (scalars_.count(v))
     return true;
-  const ir::Op *d = v->definingOp();
-  if (!d || d->numBlocks() || d->numResults() != 1 || !v->type().isScalar())
+  if (!ir::isRecomputableScalar(*v))
     return false;
-  switch (d->kind()) {
-  case OpKind::Constant:
-  case OpKind::ConstParam:
-  case OpKind::ProgramId:
-  case OpKind::NumPrograms:
-  case OpKind::Dim:
-  case OpKind::Stride:
-    break;
-  default:
-    if (!ir::isElementwise(d->kind()))
-      return false; // memory (load_scalar) or control: not here
-  }
+  const ir::Op *d = v->definingOp();
   for (const ir::Value *o : d->operands())
     if (!o->type().isTensor() && !emitScalarEarly(o))
       return false;

@@ -88,21 +88,9 @@ bool computableAt(const Value *v, const Op &at) {
       return true;
     break;
   }
-  const Op *d = v->definingOp();
-  if (!d || d->numBlocks() || d->numResults() != 1 || !v->type().isScalar())
+  if (!isRecomputableScalar(*v))
     return false;
-  switch (d->kind()) {
-  case OpKind::Constant:
-  case OpKind::ConstParam:
-  case OpKind::ProgramId:
-  case OpKind::NumPrograms:
-  case OpKind::Dim:
-  case OpKind::Stride:
-    break;
-  default:
-    if (!isElementwise(d->kind()))
-      return false; // memory (load_scalar) or control: not there
-  }
+  const Op *d = v->definingOp();
   for (const Value *o : d->operands())
     if (!o->type().isTensor() && !computableAt(o, at))
       return false;

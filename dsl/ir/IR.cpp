@@ -111,6 +111,23 @@ const char *mnemonic(OpKind k) {
 
 OpFamily family(OpKind k) { return kOpInfo[static_cast<unsigned>(k)].family; }
 
+bool isRecomputableScalar(const Value &v) {
+  const Op *d = v.definingOp();
+  if (!d || d->numBlocks() || d->numResults() != 1 || !v.type().isScalar())
+    return false;
+  switch (d->kind()) {
+  case OpKind::Constant:
+  case OpKind::ConstParam:
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+  case OpKind::Dim:
+  case OpKind::Stride:
+    return true;
+  default:
+    return isElementwise(d->kind()); // not memory (load_scalar) or control
+  }
+}
+
 bool parseMnemonic(const std::string &name, OpKind &out) {
   for (unsigned i = 0; i < sizeof(kOpInfo) / sizeof(*kOpInfo); ++i)
     if (name == kOpInfo[i].mnemonic) {

@@ -522,6 +522,13 @@ private:
   Block *parent_ = nullptr;
 };
 
+/// Whether `v` is a scalar whose defining op could be emitted again
+/// anywhere its operands are available: a constant, a parameter, a
+/// program id or count, a tensor's size or stride, or an elementwise op
+/// (no memory, no control, one result). Operands are not looked at: the
+/// caller decides where they must be available.
+bool isRecomputableScalar(const Value &v);
+
 class Block {
 public:
   explicit Block(Op *parent) : parent_(parent) {}
