@@ -204,7 +204,8 @@ CacheStats cacheStats() {
     return {};
   }
   jit::CacheStats s = c->stats();
-  return {s.entries, s.memoryHits, s.diskHits, s.compiles};
+  return {s.entries,     s.memoryHits,     s.diskHits,  s.compiles,
+          s.memoryBytes, s.memoryMaxBytes, s.evictions, s.mappedBytes};
 }
 
 void clearMemoryCache() {

@@ -17,12 +17,14 @@
 #include "jit/KernelJIT.h"
 #include "jit/Options.h"
 
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cerrno>
@@ -264,19 +266,29 @@ std::optional<std::vector<rt::ParamSig>> parseSignature(const std::string &text)
   return sig;
 }
 
-/// The outcome of one compilation, shared by every waiter.
+/// The outcome of one compilation, shared by every waiter; an entry of the
+/// in-memory tier.
 struct Slot {
   std::shared_future<std::shared_ptr<const CompiledKernel>> future;
   /// A failed compile's error, for the callers that waited on it.
   std::shared_ptr<std::pair<ErrorKind, std::string>> error =
       std::make_shared<std::pair<ErrorKind, std::string>>();
+  /// The tier's clock at the last request (least recently used goes first).
+  std::atomic<uint64_t> lastUse{0};
+  /// Set under the shard's lock once the kernel is in and counted: its
+  /// bytes are in the tier's total while the slot is in the map.
+  bool counted = false;
+  uint64_t bytes = 0;
 };
 
 } // namespace
 
+uint64_t CompiledKernel::codeBytes() const { return code_ ? code_->bytes() : 0; }
+
 struct Compiler::Impl {
   TargetChoice target;
-  std::unique_ptr<KernelJIT> jit;
+  /// Shared with every kernel's code, which removes itself from it.
+  std::shared_ptr<KernelJIT> jit;
   /// Set for `forEmission` compilers whose target the host cannot run.
   bool emitOnly = false;
   unsigned dumpMask = Options::process().dumpMask();
@@ -292,6 +304,25 @@ struct Compiler::Impl {
 
   Shard &shardOf(const TilingKey &k) { return shards[k.hash() % kShards]; }
 
+  /// The in-memory tier's bound and use: the bytes of code and data its
+  /// counted entries map.
+  std::atomic<uint64_t> maxBytes{Options::process().memoryCacheMaxBytes()};
+  std::atomic<uint64_t> cachedBytes{0}, evictions{0};
+  /// A clock ticked by every request; an entry's lastUse is its last tick.
+  std::atomic<uint64_t> clock{0};
+  /// One eviction scan at a time.
+  std::mutex evictMutex;
+
+  /// Counts a finished kernel against the bound (if its slot is still the
+  /// map's: a clear may have dropped it meanwhile), then evicts.
+  void admit(const TilingKey &key, const std::shared_ptr<Slot> &slot, uint64_t bytes);
+  /// Drops `slot` from the map if it is still there; uncounts its bytes.
+  /// The shard's lock must be held.
+  void dropLocked(Shard &shard, const TilingKey &key, const Slot *slot);
+  /// Evicts the least recently used finished entries until the counted
+  /// bytes are within the bound.
+  void evict();
+
   /// `spec` bound to `kernel`'s declaration (dsl::bindSpecialization): the
   /// typed, canonical value the key holds and the front end lowers with.
   llvm::Expected<Specialization> bind(const KernelSource &source,
@@ -300,19 +331,22 @@ struct Compiler::Impl {
 
   /// Keys made, by request: the source text, the kernel, the specialisation
   /// as given and the options. A request is bound once; asking again costs
-  /// a mix of the specialisation's own hash and a probe. Entries are never
-  /// erased, so a key found stays valid.
+  /// a mix of the specialisation's own hash and a probe. At most
+  /// kMaxMadeKeys are kept (then the table starts again), so a process that
+  /// meets new shapes all day does not grow it forever; a key handed out
+  /// stays valid with its holder.
   struct MadeKey {
     uint64_t sourceHash;
     std::string kernel;
     Specialization spec;
     unsigned optLevel;
     bool debug;
-    TilingKey key;
+    std::shared_ptr<const TilingKey> key;
   };
+  static constexpr size_t kMaxMadeKeys = 1024;
   mutable std::shared_mutex madeMutex;
   std::unordered_multimap<uint64_t, MadeKey> made;
-  llvm::Expected<const TilingKey *> keyFor(const KernelSource &source, const std::string &kernel,
+  llvm::Expected<std::shared_ptr<const TilingKey>> keyFor(const KernelSource &source, const std::string &kernel,
                                            const Specialization &spec,
                                            const CompileOptions &options);
 
@@ -506,6 +540,11 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     entry.tileIR = ir::print(*kernel, located);
     entry.llvmIR = moduleText(*module);
   }
+  // The source locations served the dumps above (`.loc` in `asm`); nothing
+  // reads DWARF from JIT code (no debugger registration, profilers use
+  // TILEJIT_PERF_MAP), and tracking it costs the code generator time: the
+  // object is built without it (LLVM emits the same instructions).
+  llvm::StripDebugInfo(*module);
   auto object = emitObject(*module, **tm);
   if (!object)
     return object.takeError();
@@ -523,8 +562,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     *publish = std::move(entry);
   }
   return std::make_shared<const CompiledKernel>(
-      key, symbols->program, symbols->grid, symbols->scratchBytes, times,
-      std::move(messages), std::move(signature));
+      key, std::move(symbols->code), symbols->program, symbols->grid, symbols->scratchBytes,
+      times, std::move(messages), std::move(signature));
 }
 
 std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingKey &key,
@@ -568,8 +607,8 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
     dump(key, DumpStage::TileOpt, e->tileIR);
   if (dumpMask & static_cast<unsigned>(DumpStage::LlvmOpt))
     dump(key, DumpStage::LlvmOpt, e->llvmIR);
-  return std::make_shared<const CompiledKernel>(key, symbols->program, symbols->grid,
-                                                symbols->scratchBytes, times,
+  return std::make_shared<const CompiledKernel>(key, std::move(symbols->code), symbols->program,
+                                                symbols->grid, symbols->scratchBytes, times,
                                                 std::move(e->constraints),
                                                 std::move(*signature));
 }
@@ -655,7 +694,7 @@ llvm::Expected<Specialization> Compiler::specialize(const KernelSource &source,
   return impl_->bind(source, kernel, spec);
 }
 
-llvm::Expected<const TilingKey *>
+llvm::Expected<std::shared_ptr<const TilingKey>>
 Compiler::Impl::keyFor(const KernelSource &source, const std::string &kernel,
                        const Specialization &spec, const CompileOptions &options) {
   const bool debug = options.debug.value_or(Options::process().debug());
@@ -671,7 +710,7 @@ Compiler::Impl::keyFor(const KernelSource &source, const std::string &kernel,
     auto [lo, hi] = made.equal_range(h);
     for (auto it = lo; it != hi; ++it)
       if (matches(it->second))
-        return &it->second.key;
+        return it->second.key;
   }
   // One specialisation, one key: the parameters are bound to the kernel's
   // declaration (defaults applied, values typed and canonical) before
@@ -694,15 +733,16 @@ Compiler::Impl::keyFor(const KernelSource &source, const std::string &kernel,
   f.llvmVersion = TILEJIT_LLVM_VERSION;
   f.optLevel = options.optLevel;
   f.debug = debug;
-  TilingKey key(std::move(f));
+  auto key = std::make_shared<const TilingKey>(std::move(f));
   std::unique_lock lock(madeMutex);
   auto [lo, hi] = made.equal_range(h);
   for (auto it = lo; it != hi; ++it)
     if (matches(it->second))
-      return &it->second.key;
-  auto it = made.emplace(
-      h, MadeKey{source.hash(), kernel, spec, options.optLevel, debug, std::move(key)});
-  return &it->second.key;
+      return it->second.key;
+  if (made.size() >= kMaxMadeKeys)
+    made.clear();
+  made.emplace(h, MadeKey{source.hash(), kernel, spec, options.optLevel, debug, key});
+  return key;
 }
 
 llvm::Expected<TilingKey>
@@ -729,6 +769,7 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
                                         const KernelSource &source) {
   impl_->record(key, source);
   Impl::Shard &shard = impl_->shardOf(key);
+  const uint64_t now = impl_->clock.fetch_add(1, std::memory_order_relaxed) + 1;
   std::shared_ptr<Slot> slot;
   {
     std::shared_lock lock(shard.mutex);
@@ -750,7 +791,10 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
       owner = true;
     }
   }
+  slot->lastUse.store(now, std::memory_order_relaxed);
   if (!owner) {
+    // The kernel holds its code: an eviction after this line frees nothing
+    // this caller uses.
     auto kernel = slot->future.get();
     if (!kernel)
       return makeError(slot->error->first, slot->error->second);
@@ -766,6 +810,7 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
       impl_->warnOnce(diskWarning);
     impl_->diskHits.fetch_add(1, std::memory_order_relaxed);
     promise.set_value(fromDisk);
+    impl_->admit(key, slot, fromDisk->codeBytes());
     return KernelRef{std::move(fromDisk), false};
   }
   // The key's parameters are the bound specialisation (typed, sorted).
@@ -781,13 +826,76 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
   if (!compiled) {
     *slot->error = takeKindedMessage(compiled.takeError());
     promise.set_value(nullptr);
-    std::unique_lock lock(shard.mutex);
-    shard.map.erase(key); // failures are not cached
+    {
+      std::unique_lock lock(shard.mutex);
+      impl_->dropLocked(shard, key, slot.get()); // failures are not cached
+    }
     return makeError(slot->error->first, slot->error->second);
   }
   impl_->compiles.fetch_add(1, std::memory_order_relaxed);
   promise.set_value(*compiled);
+  impl_->admit(key, slot, (*compiled)->codeBytes());
   return KernelRef{*compiled, true};
+}
+
+void Compiler::Impl::dropLocked(Shard &shard, const TilingKey &key, const Slot *slot) {
+  auto it = shard.map.find(key);
+  if (it == shard.map.end() || it->second.get() != slot)
+    return;
+  if (slot->counted)
+    cachedBytes.fetch_sub(slot->bytes, std::memory_order_relaxed);
+  shard.map.erase(it);
+}
+
+void Compiler::Impl::admit(const TilingKey &key, const std::shared_ptr<Slot> &slot,
+                           uint64_t bytes) {
+  {
+    Shard &shard = shardOf(key);
+    std::unique_lock lock(shard.mutex);
+    auto it = shard.map.find(key);
+    if (it == shard.map.end() || it->second != slot)
+      return; // cleared while it compiled: not in the tier
+    slot->bytes = bytes;
+    slot->counted = true;
+    cachedBytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  if (cachedBytes.load(std::memory_order_relaxed) > maxBytes.load(std::memory_order_relaxed))
+    evict();
+}
+
+void Compiler::Impl::evict() {
+  std::lock_guard scan(evictMutex);
+  const uint64_t bound = maxBytes.load(std::memory_order_relaxed);
+  if (cachedBytes.load(std::memory_order_relaxed) <= bound)
+    return;
+  // The counted entries, oldest use first. A kernel evicted here stays
+  // alive (and its code mapped) for whoever holds it; the tier just stops
+  // serving it.
+  struct Candidate {
+    uint64_t lastUse;
+    size_t shard;
+    TilingKey key;
+    std::shared_ptr<Slot> slot;
+  };
+  std::vector<Candidate> all;
+  for (size_t i = 0; i < kShards; ++i) {
+    std::shared_lock lock(shards[i].mutex);
+    for (const auto &[key, slot] : shards[i].map)
+      if (slot->counted)
+        all.push_back({slot->lastUse.load(std::memory_order_relaxed), i, key, slot});
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Candidate &a, const Candidate &b) { return a.lastUse < b.lastUse; });
+  for (const Candidate &c : all) {
+    if (cachedBytes.load(std::memory_order_relaxed) <= bound)
+      break;
+    std::unique_lock lock(shards[c.shard].mutex);
+    auto it = shards[c.shard].map.find(c.key);
+    if (it == shards[c.shard].map.end() || it->second != c.slot)
+      continue;
+    dropLocked(shards[c.shard], c.key, c.slot.get());
+    evictions.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 llvm::Expected<std::string> Compiler::emit(const KernelSource &source,
@@ -814,6 +922,10 @@ CacheStats Compiler::stats() const {
   s.memoryHits = impl_->memoryHits.load();
   s.diskHits = impl_->diskHits.load();
   s.compiles = impl_->compiles.load();
+  s.memoryBytes = impl_->cachedBytes.load();
+  s.memoryMaxBytes = impl_->maxBytes.load();
+  s.evictions = impl_->evictions.load();
+  s.mappedBytes = impl_->jit ? impl_->jit->mappedBytes() : 0;
   return s;
 }
 
@@ -829,9 +941,20 @@ void Compiler::setDiskCache(DiskCache disk) { impl_->disk = std::move(disk); }
 
 void Compiler::clearMemoryCache() {
   for (auto &shard : impl_->shards) {
+    // Kernels are freed outside the lock (their code leaves the JIT).
+    std::unordered_map<TilingKey, std::shared_ptr<Slot>> dropped;
     std::unique_lock lock(shard.mutex);
-    shard.map.clear();
+    for (const auto &[key, slot] : shard.map)
+      if (slot->counted)
+        impl_->cachedBytes.fetch_sub(slot->bytes, std::memory_order_relaxed);
+    dropped.swap(shard.map);
+    lock.unlock();
   }
+}
+
+void Compiler::setMemoryCacheMaxBytes(uint64_t bytes) {
+  impl_->maxBytes.store(bytes);
+  impl_->evict();
 }
 
 } // namespace tilejit::jit

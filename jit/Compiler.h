@@ -93,6 +93,7 @@ struct StageTimes {
 };
 
 class KernelJIT;
+class KernelCode;
 class DiskCache;
 
 /// A kernel compiled for one tiling key; immutable and shareable.
@@ -110,6 +111,10 @@ public:
 
   /// The runtime parameters, in declaration order.
   const std::vector<rt::ParamSig> &signature() const { return signature_; }
+  /// Bytes of machine code and data mapped for this kernel (whole pages):
+  /// what it counts against the in-memory tier's bound. The code stays
+  /// mapped while this object lives, in the cache or not.
+  uint64_t codeBytes() const;
 
   /// Checks `args` against the signature (count; tensor or scalar; element
   /// type; rank; the parameter's name where the entry is named; a tensor with
@@ -122,11 +127,11 @@ public:
   llvm::Error check(const rt::ArgPack &args) const;
 
   // Construction is the compiler's business.
-  CompiledKernel(TilingKey key, rt::ProgramFn program, rt::GridFn grid,
-                 int64_t scratchBytes, StageTimes times,
+  CompiledKernel(TilingKey key, std::shared_ptr<const KernelCode> code, rt::ProgramFn program,
+                 rt::GridFn grid, int64_t scratchBytes, StageTimes times,
                  std::vector<std::string> constraintMessages,
                  std::vector<rt::ParamSig> signature)
-      : key_(std::move(key)), program_(program), grid_(grid),
+      : key_(std::move(key)), code_(std::move(code)), program_(program), grid_(grid),
         scratchBytes_(scratchBytes), times_(times),
         constraintMessages_(std::move(constraintMessages)),
         signature_(std::move(signature)) {}
@@ -135,6 +140,7 @@ private:
   llvm::Error run(void *const *args, int numThreads) const;
 
   TilingKey key_;
+  std::shared_ptr<const KernelCode> code_; ///< keeps program_ and grid_ mapped
   rt::ProgramFn program_;
   rt::GridFn grid_;
   int64_t scratchBytes_;
@@ -161,6 +167,11 @@ struct CompileOptions {
 /// Counters of the kernel cache.
 struct CacheStats {
   uint64_t entries = 0, memoryHits = 0, diskHits = 0, compiles = 0;
+  /// The in-memory tier: bytes of code and data its entries map, its bound
+  /// (TILEJIT_MEMORY_CACHE_MAX_BYTES) and the entries evicted to keep it.
+  uint64_t memoryBytes = 0, memoryMaxBytes = 0, evictions = 0;
+  /// Bytes mapped for every kernel alive, cached or held only by handles.
+  uint64_t mappedBytes = 0;
 };
 
 /// Which stages to dump, from `TILEJIT_DUMP`; see DumpStage.
@@ -252,6 +263,10 @@ public:
   CacheStats stats() const;
   /// Drops every in-memory entry (kernels still referenced stay alive).
   void clearMemoryCache();
+  /// Sets the in-memory tier's bound (bytes of code and data mapped for
+  /// its kernels) and evicts down to it; the bound starts at
+  /// TILEJIT_MEMORY_CACHE_MAX_BYTES.
+  void setMemoryCacheMaxBytes(uint64_t bytes);
 
   /// The disk tier (jit/DiskCache.h): from the environment at creation;
   /// tests and tools may replace it.

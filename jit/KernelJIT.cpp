@@ -4,16 +4,23 @@
 #include "jit/Options.h"
 #include "runtime/Runtime.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/JITLink/EHFrameSupport.h"
+#include "llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h"
+#include "llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Process.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cassert>
 #include <cstdio>
 #include <mutex>
 #if defined(__linux__)
@@ -23,6 +30,96 @@
 #include <unistd.h>
 
 namespace tilejit::jit {
+
+/// JITLink's in-process memory manager, counting what it maps: the bytes of
+/// each allocation's standard segments (code, read-only and writable data,
+/// whole pages; the finalize-only segments are unmapped after linking), by
+/// JITDylib while a link is under way and in total while mapped.
+class CountingMemoryManager final : public llvm::jitlink::JITLinkMemoryManager {
+public:
+  CountingMemoryManager(std::unique_ptr<llvm::jitlink::InProcessMemoryManager> inner,
+                        uint64_t pageSize)
+      : inner_(std::move(inner)), pageSize_(pageSize) {}
+
+  void allocate(const llvm::jitlink::JITLinkDylib *dylib, llvm::jitlink::LinkGraph &graph,
+                OnAllocatedFunction done) override {
+    uint64_t bytes = 0;
+    llvm::jitlink::BasicLayout layout(graph);
+    if (auto sizes = layout.getContiguousPageBasedLayoutSizes(pageSize_))
+      bytes = sizes->StandardSegs;
+    else
+      llvm::consumeError(sizes.takeError()); // the inner manager reports it
+    inner_->allocate(dylib, graph,
+                     [this, dylib, bytes, done = std::move(done)](AllocResult r) mutable {
+                       if (!r)
+                         return done(r.takeError());
+                       done(std::make_unique<InFlight>(*this, dylib, bytes, std::move(*r)));
+                     });
+  }
+  using JITLinkMemoryManager::allocate;
+
+  void deallocate(std::vector<FinalizedAlloc> allocs, OnDeallocatedFunction done) override {
+    {
+      std::lock_guard lock(mutex_);
+      for (const FinalizedAlloc &a : allocs)
+        if (auto it = sizes_.find(a.getAddress().getValue()); it != sizes_.end()) {
+          mapped_ -= it->second;
+          sizes_.erase(it);
+        }
+    }
+    inner_->deallocate(std::move(allocs), std::move(done));
+  }
+  using JITLinkMemoryManager::deallocate;
+
+  /// The bytes linked into `dylib` since the last call for it.
+  uint64_t takeBytesOf(const llvm::jitlink::JITLinkDylib *dylib) {
+    std::lock_guard lock(mutex_);
+    auto it = linking_.find(dylib);
+    if (it == linking_.end())
+      return 0;
+    uint64_t bytes = it->second;
+    linking_.erase(it);
+    return bytes;
+  }
+  uint64_t mappedBytes() const {
+    std::lock_guard lock(mutex_);
+    return mapped_;
+  }
+
+private:
+  /// The inner in-flight allocation, recording the finalized one's size.
+  class InFlight final : public InFlightAlloc {
+  public:
+    InFlight(CountingMemoryManager &owner, const llvm::jitlink::JITLinkDylib *dylib,
+             uint64_t bytes, std::unique_ptr<InFlightAlloc> inner)
+        : owner_(owner), dylib_(dylib), bytes_(bytes), inner_(std::move(inner)) {}
+    void abandon(OnAbandonedFunction done) override { inner_->abandon(std::move(done)); }
+    void finalize(OnFinalizedFunction done) override {
+      inner_->finalize([this, done = std::move(done)](llvm::Expected<FinalizedAlloc> f) mutable {
+        if (f) {
+          std::lock_guard lock(owner_.mutex_);
+          owner_.sizes_[f->getAddress().getValue()] = bytes_;
+          owner_.mapped_ += bytes_;
+          owner_.linking_[dylib_] += bytes_;
+        }
+        done(std::move(f));
+      });
+    }
+
+  private:
+    CountingMemoryManager &owner_;
+    const llvm::jitlink::JITLinkDylib *dylib_;
+    uint64_t bytes_;
+    std::unique_ptr<InFlightAlloc> inner_;
+  };
+
+  std::unique_ptr<llvm::jitlink::InProcessMemoryManager> inner_;
+  uint64_t pageSize_;
+  mutable std::mutex mutex_;
+  llvm::DenseMap<uint64_t, uint64_t> sizes_; ///< finalized allocation -> bytes
+  llvm::DenseMap<const llvm::jitlink::JITLinkDylib *, uint64_t> linking_;
+  uint64_t mapped_ = 0;
+};
 
 namespace {
 
@@ -177,17 +274,39 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   return t;
 }
 
-llvm::Expected<std::unique_ptr<KernelJIT>>
+llvm::Expected<std::shared_ptr<KernelJIT>>
 KernelJIT::create(const TargetChoice &t) {
   initializeLLVM();
-  std::unique_ptr<KernelJIT> kj(new KernelJIT(t));
+  std::shared_ptr<KernelJIT> kj(new KernelJIT(t));
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.info.triple)};
   jtmb.setCPU(t.info.cpu);
   llvm::SubtargetFeatures features(t.info.features);
   jtmb.addFeatures(features.getFeatures());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-  auto jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  jtmb.setCodeModel(llvm::CodeModel::Small);
+  auto pages = llvm::jitlink::InProcessMemoryManager::Create();
+  if (!pages)
+    return pages.takeError();
+  uint64_t pageSize = llvm::sys::Process::getPageSizeEstimate();
+  auto memory = std::make_unique<CountingMemoryManager>(std::move(*pages), pageSize);
+  kj->memory_ = memory.get();
+  // LLJIT's own choice for x86-64 ELF (JITLink, unwind frames registered),
+  // with the counting memory manager.
+  auto linker = [&memory](llvm::orc::ExecutionSession &es, const llvm::Triple &)
+      -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+    auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(memory));
+    auto frames = llvm::orc::EPCEHFrameRegistrar::Create(es);
+    if (!frames)
+      return frames.takeError();
+    layer->addPlugin(
+        std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(es, std::move(*frames)));
+    return layer;
+  };
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(jtmb)
+                 .setObjectLinkingLayerCreator(linker)
+                 .create();
   if (!jit)
     return jit.takeError();
   kj->jit_ = std::move(*jit);
@@ -218,27 +337,19 @@ KernelJIT::makeTargetMachine() const {
   return jtmb.createTargetMachine();
 }
 
-llvm::Expected<KernelJIT::Symbols>
-KernelJIT::add(llvm::orc::ThreadSafeModule module, const std::string &stem) {
-  auto &jd = jit_->getMainJITDylib();
-  auto tracker = jd.createResourceTracker();
-  if (auto err = jit_->addIRModule(tracker, std::move(module)))
-    return err;
-  Symbols s;
-  auto program = jit_->lookup(stem + "_program");
-  if (!program)
-    return program.takeError();
-  auto grid = jit_->lookup(stem + "_grid");
-  if (!grid)
-    return grid.takeError();
-  auto scratch = jit_->lookup(stem + "_scratch");
-  if (!scratch)
-    return scratch.takeError();
-  s.program = program->toPtr<rt::ProgramFn>();
-  s.grid = grid->toPtr<rt::GridFn>();
-  s.scratchBytes = *scratch->toPtr<const int64_t *>();
-  return s;
+KernelJIT::~KernelJIT() = default;
+
+KernelCode::~KernelCode() { jit_->remove(*dylib_); }
+
+void KernelJIT::remove(llvm::orc::JITDylib &dylib) {
+  // Removing a JITDylib nothing links against deallocates what its links
+  // mapped; only a broken session invariant could make it fail.
+  llvm::Error err = jit_->getExecutionSession().removeJITDylib(dylib);
+  assert(!err && "a kernel's JITDylib is removed once, and nothing links against it");
+  llvm::consumeError(std::move(err));
 }
+
+uint64_t KernelJIT::mappedBytes() const { return memory_->mappedBytes(); }
 
 namespace {
 
@@ -287,23 +398,29 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   auto jd = jit_->createJITDylib("tilejit." + std::to_string(dylibs_.fetch_add(1)));
   if (!jd)
     return jd.takeError();
+  // Owned from here: a failed link frees what it mapped with the dylib.
+  auto code = std::make_shared<KernelCode>(shared_from_this(), *jd, 0);
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), stem);
   if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
     return err;
+  // One lookup of the three symbols: one trip through the session.
+  auto &es = jit_->getExecutionSession();
+  llvm::orc::SymbolStringPtr names[] = {es.intern(stem + "_program"), es.intern(stem + "_grid"),
+                                        es.intern(stem + "_scratch")};
+  llvm::orc::SymbolLookupSet wanted;
+  for (const auto &name : names)
+    wanted.add(name);
+  auto found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&*jd), std::move(wanted));
+  if (!found)
+    return found.takeError();
   Symbols s;
-  auto program = jit_->lookup(*jd, stem + "_program");
-  if (!program)
-    return program.takeError();
-  auto grid = jit_->lookup(*jd, stem + "_grid");
-  if (!grid)
-    return grid.takeError();
-  auto scratch = jit_->lookup(*jd, stem + "_scratch");
-  if (!scratch)
-    return scratch.takeError();
-  s.program = program->toPtr<rt::ProgramFn>();
-  s.grid = grid->toPtr<rt::GridFn>();
-  s.scratchBytes = *scratch->toPtr<const int64_t *>();
+  s.program = (*found)[names[0]].getAddress().toPtr<rt::ProgramFn>();
+  s.grid = (*found)[names[1]].getAddress().toPtr<rt::GridFn>();
+  s.scratchBytes = *(*found)[names[2]].getAddress().toPtr<const int64_t *>();
+  // The lookup linked the object: its bytes are counted.
+  code->bytes_ = memory_->takeBytesOf(&*jd);
+  s.code = std::move(code);
   recordForProfilers(object, stem, label.empty() ? stem : label,
                      reinterpret_cast<const void *>(s.program),
                      reinterpret_cast<const void *>(s.grid));

@@ -2,8 +2,10 @@
 ///
 /// \file
 /// Wraps an llvm::orc::LLJIT configured for one target level (the host's
-/// AVX-512, or a forced AVX2 level), adds each kernel module under its own
-/// ResourceTracker and looks up the runtime symbols of runtime/Runtime.h.
+/// AVX-512, or a forced AVX2 level). Each kernel's object is linked into a
+/// JITDylib of its own, owned by a KernelCode: the code stays mapped while
+/// any owner holds it and is unmapped with the last one. A memory manager
+/// between JITLink and the pages counts the bytes each kernel maps.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_KERNELJIT_H
@@ -17,6 +19,8 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace tilejit::jit {
@@ -33,23 +37,46 @@ struct TargetChoice {
 /// (haswell / skylake-avx512) instead: its code may be printed, never run.
 llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly = false);
 
-class KernelJIT {
+class KernelJIT;
+class CountingMemoryManager;
+
+/// The machine code and data of one linked kernel: its JITDylib, removed
+/// from the session (its pages unmapped, its unwind frames deregistered)
+/// when the last owner lets go. Owners: the CompiledKernel, and through it
+/// the cache entry, every handle, executor and queued launch.
+class KernelCode {
 public:
-  static llvm::Expected<std::unique_ptr<KernelJIT>> create(const TargetChoice &t);
+  KernelCode(std::shared_ptr<KernelJIT> jit, llvm::orc::JITDylib &dylib, uint64_t bytes)
+      : jit_(std::move(jit)), dylib_(&dylib), bytes_(bytes) {}
+  ~KernelCode();
+  KernelCode(const KernelCode &) = delete;
+  KernelCode &operator=(const KernelCode &) = delete;
+  /// Bytes of code and data mapped for the kernel (whole pages).
+  uint64_t bytes() const { return bytes_; }
+
+private:
+  friend class KernelJIT; // sets the bytes once the object is linked
+  std::shared_ptr<KernelJIT> jit_;
+  llvm::orc::JITDylib *dylib_;
+  uint64_t bytes_;
+};
+
+class KernelJIT : public std::enable_shared_from_this<KernelJIT> {
+public:
+  static llvm::Expected<std::shared_ptr<KernelJIT>> create(const TargetChoice &t);
+  ~KernelJIT();
 
   /// A fresh TargetMachine for this target (one per compilation: TargetMachines
   /// are not shared between threads).
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine() const;
 
-  /// Adds an optimised module and resolves `<stem>_program`, `_grid` and
-  /// `_scratch` (this is where machine code is generated).
+  /// A linked kernel's entry points and the code that holds them.
   struct Symbols {
     rt::ProgramFn program;
     rt::GridFn grid;
     int64_t scratchBytes;
+    std::shared_ptr<const KernelCode> code;
   };
-  llvm::Expected<Symbols> add(llvm::orc::ThreadSafeModule module,
-                              const std::string &stem);
   /// Links a relocatable object (compiled here, or a verified disk-cache
   /// entry) into a JITDylib of its own and resolves its symbols, so the same
   /// kernel may be linked twice in one process.
@@ -57,9 +84,18 @@ public:
   llvm::Expected<Symbols> addObject(llvm::ArrayRef<char> object, const std::string &stem,
                                     const std::string &label = "");
 
+  /// Bytes of code and data mapped for kernels now, whether cached or only
+  /// held by handles (whole pages).
+  uint64_t mappedBytes() const;
+
 private:
+  friend class KernelCode;
   explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}
+  /// Removes a kernel's JITDylib and frees what it mapped.
+  void remove(llvm::orc::JITDylib &dylib);
+
   TargetChoice target_;
+  CountingMemoryManager *memory_ = nullptr; ///< owned by the linking layer
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::atomic<uint64_t> dylibs_{0};
 };

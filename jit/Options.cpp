@@ -59,6 +59,13 @@ const OptionInfo kOptions[] = {
     {"TILEJIT_CACHE_MAX_BYTES", OptionKind::Bytes, "1073741824 (1 GiB)",
      "a positive byte count", BadValueKind::Warning,
      "the disk tier's size bound (least recently used entries go first)"},
+    {"TILEJIT_MEMORY_CACHE_MAX_BYTES", OptionKind::Bytes, "268435456 (256 MiB)",
+     "a positive byte count", BadValueKind::Warning,
+     "the in-memory tier's bound: bytes of code and data mapped for cached kernels "
+     "(least recently used entries go first)"},
+    {"TILEJIT_COMPILE_THREADS", OptionKind::Count, "all cores",
+     "a positive integer", BadValueKind::Warning,
+     "the threads of the compile pool (compileAsync, aclnn phase 1, tilejit warm)"},
     {"TILEJIT_PERF_MAP", OptionKind::Flag, "0", "0 or 1 (also off/on, false/true, no/yes)",
      BadValueKind::Warning, "list each kernel's functions in /tmp/perf-PID.map for perf"},
     {"TILEJIT_DEBUG", OptionKind::Flag, "0", "0 or 1 (also off/on, false/true, no/yes)",
@@ -236,6 +243,20 @@ Options Options::parse(Environment env) {
       o.cacheMaxBytes_ = *n;
     else
       warn("TILEJIT_CACHE_MAX_BYTES", *v, "using the default (1 GiB)");
+  }
+  if (auto v = get("TILEJIT_MEMORY_CACHE_MAX_BYTES")) {
+    std::optional<uint64_t> n = parseDecimal(*v, UINT64_MAX);
+    if (n && *n > 0)
+      o.memoryCacheMaxBytes_ = *n;
+    else
+      warn("TILEJIT_MEMORY_CACHE_MAX_BYTES", *v, "using the default (256 MiB)");
+  }
+  if (auto v = get("TILEJIT_COMPILE_THREADS")) {
+    std::optional<uint64_t> n = parseDecimal(*v, 1u << 10);
+    if (n && *n > 0)
+      o.compileThreads_ = static_cast<unsigned>(*n);
+    else
+      warn("TILEJIT_COMPILE_THREADS", *v, "using the default (all cores)");
   }
 
   o.perfMap_ = flag("TILEJIT_PERF_MAP");

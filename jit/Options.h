@@ -113,6 +113,11 @@ public:
   const std::string &cacheDir() const { return cacheDir_; }
   /// TILEJIT_CACHE_MAX_BYTES: the disk tier's size bound.
   uint64_t cacheMaxBytes() const { return cacheMaxBytes_; }
+  /// TILEJIT_MEMORY_CACHE_MAX_BYTES: the in-memory tier's bound, in bytes of
+  /// code and data mapped for the kernels it holds.
+  uint64_t memoryCacheMaxBytes() const { return memoryCacheMaxBytes_; }
+  /// TILEJIT_COMPILE_THREADS: the compile pool's threads; 0 for every core.
+  unsigned compileThreads() const { return compileThreads_; }
   /// TILEJIT_PERF_MAP: whether kernels are listed in /tmp/perf-PID.map.
   bool perfMap() const { return perfMap_; }
   /// TILEJIT_DEBUG: whether kernels are compiled bounds-checked (a field of
@@ -145,6 +150,8 @@ private:
   DiskCache::Mode cacheMode_ = DiskCache::Mode::ReadWrite;
   std::string cacheDir_;
   uint64_t cacheMaxBytes_ = uint64_t(1) << 30;
+  uint64_t memoryCacheMaxBytes_ = uint64_t(256) << 20;
+  unsigned compileThreads_ = 0;
   bool perfMap_ = false;
   bool debug_ = false;
   bool printsAclErrors_ = false;

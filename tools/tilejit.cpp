@@ -427,16 +427,27 @@ int cacheCommand(CLI::App *stats, CLI::App *ls, CLI::App *clear, CLI::App *prune
                        : disk.mode() == jit::DiskCache::Mode::Read    ? "read"
                                                                       : "off";
     if (json)
-      printJson({{"entries", entries},          {"bytes", bytes},
-                 {"memory_hits", s.memoryHits}, {"disk_hits", s.diskHits},
-                 {"compiles", s.compiles},      {"dir", disk.dir()},
-                 {"mode", mode},                {"max_bytes", disk.maxBytes()}});
+      printJson({{"entries", entries},
+                 {"bytes", bytes},
+                 {"memory_hits", s.memoryHits},
+                 {"disk_hits", s.diskHits},
+                 {"compiles", s.compiles},
+                 {"dir", disk.dir()},
+                 {"mode", mode},
+                 {"max_bytes", disk.maxBytes()},
+                 {"memory", {{"entries", s.entries},
+                             {"bytes", s.memoryBytes},
+                             {"max_bytes", s.memoryMaxBytes},
+                             {"evictions", s.evictions},
+                             {"mapped_bytes", s.mappedBytes}}}});
     else
       fmt::print(*out,
                  "dir {}\nmode {}\nmax_bytes {}\nentries {}\nbytes {}\nmemory_hits {}\n"
-                 "disk_hits {}\ncompiles {}\n",
+                 "disk_hits {}\ncompiles {}\nmemory_entries {}\nmemory_bytes {}\n"
+                 "memory_max_bytes {}\nmemory_evictions {}\nmapped_bytes {}\n",
                  disk.dir().empty() ? "(disk cache off)" : disk.dir(), mode, disk.maxBytes(),
-                 entries, bytes, s.memoryHits, s.diskHits, s.compiles);
+                 entries, bytes, s.memoryHits, s.diskHits, s.compiles, s.entries,
+                 s.memoryBytes, s.memoryMaxBytes, s.evictions, s.mappedBytes);
     return 0;
   }
   if (*ls) {

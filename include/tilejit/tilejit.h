@@ -260,6 +260,13 @@ TILEJIT_API Result<std::string> emit(const Source &source, const std::string &ke
 /// Counters of the kernel cache.
 struct CacheStats {
   uint64_t entries = 0, memoryHits = 0, diskHits = 0, compiles = 0;
+  /// The in-memory tier: bytes of machine code and data its entries map,
+  /// its bound (TILEJIT_MEMORY_CACHE_MAX_BYTES), and the entries evicted
+  /// (least recently used first) to stay within it.
+  uint64_t memoryBytes = 0, memoryMaxBytes = 0, evictions = 0;
+  /// Bytes mapped for every kernel alive: cached, or evicted but still held
+  /// by a Kernel handle (its code is freed with the last handle).
+  uint64_t mappedBytes = 0;
 };
 TILEJIT_API CacheStats cacheStats();
 /// Drops every in-memory entry (kernels still referenced stay alive).

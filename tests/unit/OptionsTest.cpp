@@ -60,6 +60,8 @@ TEST(Options, DefaultsOfAnEmptyEnvironment) {
   EXPECT_EQ(o.cacheMode(), DiskCache::Mode::ReadWrite);
   EXPECT_EQ(o.cacheDir(), "");
   EXPECT_EQ(o.cacheMaxBytes(), uint64_t(1) << 30);
+  EXPECT_EQ(o.memoryCacheMaxBytes(), uint64_t(256) << 20);
+  EXPECT_EQ(o.compileThreads(), 0u);
   EXPECT_FALSE(o.perfMap());
   EXPECT_FALSE(o.printsAclErrors());
   EXPECT_FALSE(o.testPrint());
@@ -75,6 +77,8 @@ TEST(Options, GoodValuesAreParsed) {
                      {"TILEJIT_CACHE", "read"},
                      {"TILEJIT_CACHE_DIR", "/somewhere"},
                      {"TILEJIT_CACHE_MAX_BYTES", "4096"},
+                     {"TILEJIT_MEMORY_CACHE_MAX_BYTES", "16777216"},
+                     {"TILEJIT_COMPILE_THREADS", "2"},
                      {"TILEJIT_PERF_MAP", "1"},
                      {"TILEJIT_TEST_PRINT", "yes"},
                      {"ASCEND_SLOG_PRINT_TO_STDOUT", "1"},
@@ -90,6 +94,8 @@ TEST(Options, GoodValuesAreParsed) {
   EXPECT_EQ(o.cacheMode(), DiskCache::Mode::Read);
   EXPECT_EQ(o.cacheDir(), "/somewhere");
   EXPECT_EQ(o.cacheMaxBytes(), 4096u);
+  EXPECT_EQ(o.memoryCacheMaxBytes(), 16777216u);
+  EXPECT_EQ(o.compileThreads(), 2u);
   EXPECT_TRUE(o.perfMap());
   EXPECT_TRUE(o.testPrint());
   EXPECT_TRUE(o.printsAclErrors());
@@ -171,6 +177,21 @@ TEST(Options, BadCacheBoundWarnsAndUsesOneGiB) {
               std::string("TILEJIT_CACHE_MAX_BYTES='") + bad +
                   "': expected a positive byte count; using the default (1 GiB)");
     EXPECT_EQ(parse({{"TILEJIT_CACHE_MAX_BYTES", bad}}).cacheMaxBytes(), uint64_t(1) << 30);
+  }
+}
+
+TEST(Options, BadMemoryBoundAndCompileThreadsWarn) {
+  for (const char *bad : {"0", "16M", "-1", "lots"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(onlyWarning({{"TILEJIT_MEMORY_CACHE_MAX_BYTES", bad}}),
+              std::string("TILEJIT_MEMORY_CACHE_MAX_BYTES='") + bad +
+                  "': expected a positive byte count; using the default (256 MiB)");
+    EXPECT_EQ(parse({{"TILEJIT_MEMORY_CACHE_MAX_BYTES", bad}}).memoryCacheMaxBytes(),
+              uint64_t(256) << 20);
+    EXPECT_EQ(onlyWarning({{"TILEJIT_COMPILE_THREADS", bad}}),
+              std::string("TILEJIT_COMPILE_THREADS='") + bad +
+                  "': expected a positive integer; using the default (all cores)");
+    EXPECT_EQ(parse({{"TILEJIT_COMPILE_THREADS", bad}}).compileThreads(), 0u);
   }
 }
 
