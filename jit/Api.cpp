@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tilejit/tilejit.h"
 
+#include "jit/CompilePool.h"
 #include "jit/Compiler.h"
 #include "jit/Errors.h"
 
@@ -135,6 +136,16 @@ Result<Kernel> compile(const Source &source, const std::string &kernel,
   if (!k)
     return failure(k.takeError());
   return Access::makeKernel(*k);
+}
+
+std::future<Result<Kernel>> compileAsync(const Source &source, const std::string &kernel,
+                                         const Specialization &spec) {
+  // The task holds its own copies: the caller may drop its source at once.
+  auto task = std::make_shared<std::packaged_task<Result<Kernel>()>>(
+      [source, kernel, spec] { return compile(source, kernel, spec); });
+  std::future<Result<Kernel>> result = task->get_future();
+  jit::CompilePool::process().submit([task] { (*task)(); });
+  return result;
 }
 
 Result<Specialization> specialize(const Source &source, const std::string &kernel,

@@ -12,6 +12,7 @@
 #include "codegen/passes/Pipeline.h"
 #include "dsl/Frontend.h"
 #include "dsl/ir/Printer.h"
+#include "jit/CompilePool.h"
 #include "jit/DiskCache.h"
 #include "jit/Errors.h"
 #include "jit/KernelJIT.h"
@@ -763,6 +764,29 @@ llvm::Expected<KernelRef> Compiler::get(const KernelSource &source,
   if (!key)
     return key.takeError();
   return get(**key, source);
+}
+
+llvm::Expected<KernelRef> Compiler::getPooled(const KernelSource &source,
+                                              const std::string &kernel,
+                                              const Specialization &spec,
+                                              const CompileOptions &options) {
+  auto key = impl_->keyFor(source, kernel, spec, options);
+  if (!key)
+    return key.takeError();
+  const std::shared_ptr<const TilingKey> k = std::move(*key);
+  bool entered;
+  {
+    Impl::Shard &shard = impl_->shardOf(*k);
+    std::shared_lock lock(shard.mutex);
+    entered = shard.map.count(*k) != 0;
+  }
+  // A pool thread never waits on the pool (it could be the one that must run).
+  if (entered || CompilePool::onPoolThread())
+    return get(*k, source);
+  std::promise<llvm::Expected<KernelRef>> done;
+  auto result = done.get_future();
+  CompilePool::process().submit([&, k] { done.set_value(get(*k, source)); });
+  return result.get();
 }
 
 llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,

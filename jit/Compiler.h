@@ -247,6 +247,15 @@ public:
                                 const Specialization &spec,
                                 const CompileOptions &options = {});
 
+  /// `get`, with the compile of a miss run on the process's compile pool
+  /// (jit/CompilePool.h) while this thread waits: however many callers miss
+  /// at once, at most the pool's threads compile. A hit, or a key another
+  /// request is compiling, is served as `get` serves it. What aclnn phase 1
+  /// and the operators call.
+  llvm::Expected<KernelRef> getPooled(const KernelSource &source, const std::string &kernel,
+                                      const Specialization &spec,
+                                      const CompileOptions &options = {});
+
   /// Hot path: a key made earlier by `makeKey`. Well under a microsecond on a
   /// hit.
   llvm::Expected<KernelRef> get(const TilingKey &key,

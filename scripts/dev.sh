@@ -162,7 +162,7 @@ case "$cmd" in
     ninja -C "${build}-tsan" -j "$jobs" tilejit-thread-tests
     OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --test-dir "${build}-tsan" -j "$jobs" --output-on-failure --timeout 900 \
-      -R '^(AclRuntime|Threads|ThreadStress|KernelCache|KernelSource|TilingKey|DiskCache|RuntimeAbi)\.' ;;
+      -R '^(AclRuntime|Threads|ThreadStress|KernelCache|KernelSource|TilingKey|DiskCache|RuntimeAbi|CompileAsync)\.' ;;
   difftest)
     # A campaign of the differential tester (docs/fuzzing.md): random
     # programs from a seed derived from the time, each at AVX-512, AVX2, in

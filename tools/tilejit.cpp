@@ -19,6 +19,7 @@
 // Progress lines and warnings are text on stderr.
 //
 //===----------------------------------------------------------------------===//
+#include "jit/CompilePool.h"
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
 #include "jit/KernelJIT.h"
@@ -43,6 +44,7 @@
 #include <map>
 #include <mutex>
 #include <system_error>
+#include <future>
 #include <thread>
 #include <ctime>
 #include <iostream>
@@ -314,30 +316,33 @@ int warmCommand(const std::string &path, unsigned threads, bool json) {
   jit::Compiler &c = jit::Compiler::instance();
   auto start = std::chrono::steady_clock::now();
   jit::CacheStats before = c.stats();
-  std::atomic<size_t> next{0}, failed{0};
+  // The process's compile pool runs the compiles (--threads sizes it).
+  jit::CompilePool &pool = jit::CompilePool::process();
+  if (threads)
+    if (llvm::Error err = pool.setThreads(threads))
+      return fail(llvm::toString(std::move(err)));
+  std::atomic<size_t> failed{0};
   std::mutex errMutex;
   nlohmann::json errors = nlohmann::json::array();
-  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::min<size_t>(n, items.size()); ++t)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < items.size();) {
-        auto k = c.get(sourceOf(items[i].source), items[i].kernel, items[i].spec);
-        if (!k) {
-          failed.fetch_add(1);
-          std::string message = llvm::toString(k.takeError());
-          std::lock_guard lock(errMutex);
-          errors.push_back({{"source", items[i].source},
-                            {"kernel", items[i].kernel},
-                            {"message", message}});
-          if (!json)
-            std::cerr << items[i].source << " " << items[i].kernel << ": " << message
-                      << "\n";
-        }
-      }
+  std::vector<std::future<void>> done;
+  for (const Item &item : items) {
+    auto task = std::make_shared<std::packaged_task<void()>>([&, item] {
+      auto k = c.get(sourceOf(item.source), item.kernel, item.spec);
+      if (k)
+        return;
+      failed.fetch_add(1);
+      std::string message = llvm::toString(k.takeError());
+      std::lock_guard lock(errMutex);
+      errors.push_back(
+          {{"source", item.source}, {"kernel", item.kernel}, {"message", message}});
+      if (!json)
+        std::cerr << item.source << " " << item.kernel << ": " << message << "\n";
     });
-  for (auto &t : pool)
-    t.join();
+    done.push_back(task->get_future());
+    pool.submit([task] { (*task)(); });
+  }
+  for (auto &d : done)
+    d.wait();
   jit::CacheStats after = c.stats();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
@@ -551,7 +556,8 @@ int main(int argc, char **argv) {
   auto *warm = app.add_subcommand(
       "warm", "compile the kernels a manifest lists ahead of time, in parallel");
   warm->add_option("manifest", manifest, "JSON lines: {source, kernel, spec}")->required();
-  warm->add_option("--threads", warmThreads, "parallel compilations (default: every core)");
+  warm->add_option("--threads", warmThreads,
+                   "threads of the compile pool (default: TILEJIT_COMPILE_THREADS, else every core)");
   flags.addTo(warm, "the counts and each failure as one JSON object");
 
   bench::DriverArgs benchArgs;

@@ -23,6 +23,7 @@
 #include "tilejit/args.h"
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -244,6 +245,14 @@ TILEJIT_API Result<Declaration> declaration(const Source &source, const std::str
 /// back with their file:line:col and caret lines.
 TILEJIT_API Result<Kernel> compile(const Source &source, const std::string &kernel,
                        const Specialization &spec = {});
+
+/// `compile` on the process's pool of compile threads (TILEJIT_COMPILE_THREADS,
+/// every core where unset): returns at once, and the future holds the kernel
+/// or the error, as `compile` would return them. Requests for one key, at once
+/// or not, compile it once; at most the pool's threads compile at a time.
+TILEJIT_API std::future<Result<Kernel>> compileAsync(const Source &source,
+                                                     const std::string &kernel,
+                                                     const Specialization &spec = {});
 
 /// `spec` bound to kernel `kernel`'s declaration, as `compile` binds it:
 /// every declared parameter with its typed value (text parsed by the

@@ -27,7 +27,9 @@ Status getKernel(const jit::KernelSource &source, const std::string &kernel,
     return s;
   // The compiler keeps the key of each request it has seen: a decode-sized
   // call finds its kernel by the specialisation's own hash and two probes.
-  auto ref = compiler->get(source, kernel, spec);
+  // A miss compiles on the process's compile pool, so that callers meeting
+  // new shapes at once compile at most the pool's threads at a time.
+  auto ref = compiler->getPooled(source, kernel, spec);
   if (!ref)
     return Status::error(status::InnerFindKernel, "kernel ", kernel,
                          " of ", source.name(),
