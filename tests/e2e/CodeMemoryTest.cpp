@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -206,4 +208,55 @@ TEST(KernelCache, EvictionWhileOtherThreadsLaunch) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(c.stats().memoryBytes, 2 * one);
   EXPECT_GT(c.stats().evictions, 0u);
+}
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true; // their allocators hold freed memory
+#else
+constexpr bool kSanitized = false;
+#endif
+
+/// The process's resident set, in bytes.
+uint64_t residentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+} // namespace
+
+// A long-running process meeting new shapes: a stream of distinct keys
+// through a 1 MiB tier. What is mapped stays within the bound, and the
+// resident set over the second half of the stream stays flat (the first
+// half fills the tier and the allocator's pools).
+TEST(KernelCache, ASoakOfNewKeysStaysFlat) {
+  Compiler &c = Compiler::instance();
+  KernelSource src("soak.tile", kScale);
+  const uint64_t kBound = uint64_t(1) << 20;
+  BoundScope bound(c, kBound);
+  const uint64_t mapped0 = c.stats().mappedBytes;
+  const int kKeys = 400;
+  uint64_t rssHalf = 0, peakMapped = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    auto k = c.get(src, "scale", {{"T", i % 2 ? "f16" : "f32"}, {"BN", int64_t(16 + 8 * (i / 2))}});
+    ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    ASSERT_TRUE(k->compiled);
+    k->kernel.reset();
+    CacheStats s = c.stats();
+    ASSERT_LE(s.memoryBytes, kBound);
+    peakMapped = std::max(peakMapped, s.mappedBytes - mapped0);
+    if (i == kKeys / 2)
+      rssHalf = residentBytes();
+  }
+  EXPECT_LE(peakMapped, kBound);
+  if (!kSanitized) {
+    const uint64_t growth = residentBytes() - std::min(rssHalf, residentBytes());
+    EXPECT_LT(growth, uint64_t(6) << 20) << "resident set grew by " << growth / 1024
+                                         << " KiB over the second " << kKeys / 2 << " keys";
+  }
 }
