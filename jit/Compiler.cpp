@@ -21,7 +21,9 @@
 #include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -188,8 +190,24 @@ const char *stageSuffix(DumpStage s) {
     return ".opt.ll";
   case DumpStage::Asm:
     return ".s";
+  case DumpStage::Passes:
+    return ".passes.txt";
   }
   return ".txt";
+}
+
+/// emitObject with LLVM's legacy pass timers on, their report appended to
+/// `out`. The timers are process-wide: one such compile at a time.
+llvm::Expected<std::vector<char>> emitObjectTimingPasses(llvm::Module &module,
+                                                         llvm::TargetMachine &tm,
+                                                         llvm::raw_ostream &out) {
+  static std::mutex timing;
+  std::lock_guard lock(timing);
+  llvm::TimePassesIsEnabled = true;
+  auto object = emitObject(module, tm);
+  llvm::TimePassesIsEnabled = false;
+  llvm::reportAndResetTimings(&out);
+  return object;
 }
 
 std::string moduleText(const llvm::Module &m) {
@@ -516,8 +534,12 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   if (!tm)
     return tm.takeError();
   module->setDataLayout((*tm)->createDataLayout());
+  // The `passes` dump: each LLVM pass's time, optimisation then machine code.
+  const bool timesPasses = !stopAt && (dumpMask & static_cast<unsigned>(DumpStage::Passes));
+  std::string passText;
+  llvm::raw_string_ostream passes(passText);
   t = Clock::now();
-  codegen::optimizeModule(*module, **tm, optLevel);
+  codegen::optimizeModule(*module, **tm, optLevel, timesPasses ? &passes : nullptr);
   times.llvmOpt = msSince(t);
   if (wants(DumpStage::LlvmOpt) &&
       emitStage(DumpStage::LlvmOpt, moduleText(*module)))
@@ -546,7 +568,8 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
   // TILEJIT_PERF_MAP), and tracking it costs the code generator time: the
   // object is built without it (LLVM emits the same instructions).
   llvm::StripDebugInfo(*module);
-  auto object = emitObject(*module, **tm);
+  auto object = timesPasses ? emitObjectTimingPasses(*module, **tm, passes)
+                            : emitObject(*module, **tm);
   if (!object)
     return object.takeError();
   auto symbols = jit->addObject(*object, stem, key.str());
@@ -554,6 +577,14 @@ Compiler::Impl::compile(const TilingKey &key, const KernelSource &source,
     return symbols.takeError();
   times.machineCode = msSince(t);
   times.total = msSince(start);
+  if (timesPasses) {
+    passes << llvm::formatv("\n=== stages (ms) ===\nparse {0:F3}\nsema {1:F3}\n"
+                            "tile passes {2:F3}\ncodegen {3:F3}\nllvm opt {4:F3}\n"
+                            "machine code and link {5:F3}\ntotal {6:F3}\n",
+                            times.parse, times.sema, times.tilePasses, times.codegen,
+                            times.llvmOpt, times.machineCode, times.total);
+    dump(key, DumpStage::Passes, passText);
+  }
   if (stores) {
     entry.stem = stem;
     entry.object = std::move(*object);

@@ -176,7 +176,10 @@ struct CacheStats {
 
 /// Which stages to dump, from `TILEJIT_DUMP`; see DumpStage.
 enum class DumpStage : unsigned {
-  Ast = 1, Tile = 2, TileOpt = 4, Llvm = 8, LlvmOpt = 16, Asm = 32
+  Ast = 1, Tile = 2, TileOpt = 4, Llvm = 8, LlvmOpt = 16, Asm = 32,
+  /// Not a stage's text: where the compile's time went, stage by stage and
+  /// LLVM pass by pass (dump only).
+  Passes = 64
 };
 
 /// The instruction set generated code may use. `Host` means the host CPU's

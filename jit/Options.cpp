@@ -46,7 +46,7 @@ const OptionInfo kOptions[] = {
      "a byte count (a non-negative integer)", BadValueKind::Error,
      "the last-level cache host-side choices assume (0: every working set streams)"},
     {"TILEJIT_DUMP", OptionKind::StageList, "none",
-     "a comma-separated list of ast, tile, tile-opt, llvm, llvm-opt (or opt), asm, all",
+     "a comma-separated list of ast, tile, tile-opt, llvm, llvm-opt (or opt), asm, passes, all",
      BadValueKind::Warning, "the stages of every compiled kernel to write to TILEJIT_DUMP_DIR"},
     {"TILEJIT_DUMP_DIR", OptionKind::Path, "the current directory",
      "a directory tilejit can create and write", BadValueKind::Warning,
@@ -200,13 +200,14 @@ Options Options::parse(Environment env) {
     v->split(items, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef item : items) {
       unsigned bit = llvm::StringSwitch<unsigned>(item.trim())
-                         .Case("all", 63)
+                         .Case("all", 127)
                          .Case("ast", static_cast<unsigned>(DumpStage::Ast))
                          .Case("tile", static_cast<unsigned>(DumpStage::Tile))
                          .Case("tile-opt", static_cast<unsigned>(DumpStage::TileOpt))
                          .Case("llvm", static_cast<unsigned>(DumpStage::Llvm))
                          .Cases("llvm-opt", "opt", static_cast<unsigned>(DumpStage::LlvmOpt))
                          .Case("asm", static_cast<unsigned>(DumpStage::Asm))
+                         .Case("passes", static_cast<unsigned>(DumpStage::Passes))
                          .Default(0);
       if (bit)
         o.dumpMask_ |= bit;

@@ -42,8 +42,10 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel &kernel,
 /// Optimises a generated module for `tm`: at `optLevel` 0 LLVM's O0
 /// pipeline, at 1..3 the kernel pipeline (see Optimize.cpp): the scalar and
 /// loop clean-up generated kernels need, without vectorisers or unrolling.
+/// With `passTimes`, the wall time of each pass is printed there (the
+/// `passes` dump).
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
-                    unsigned optLevel);
+                    unsigned optLevel, llvm::raw_ostream *passTimes = nullptr);
 
 } // namespace tilejit::codegen
 

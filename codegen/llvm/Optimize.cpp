@@ -2,6 +2,7 @@
 #include "codegen/llvm/CodeGen.h"
 
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Transforms/InstCombine/InstCombine.h"
 #include "llvm/Transforms/Scalar/ADCE.h"
 #include "llvm/Transforms/Scalar/DeadStoreElimination.h"
@@ -15,15 +16,25 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <optional>
+
 namespace tilejit::codegen {
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
-                    unsigned optLevel) {
+                    unsigned optLevel, llvm::raw_ostream *passTimes) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<llvm::TimePassesHandler> timer;
+  if (passTimes) {
+    timer.emplace(/*Enabled=*/true);
+    timer->setOutStream(*passTimes);
+    timer->registerCallbacks(callbacks);
+  }
+  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt,
+                       passTimes ? &callbacks : nullptr);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -57,6 +68,8 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   }
   mpm.run(module, mam);
+  if (timer)
+    timer->print();
 }
 
 } // namespace tilejit::codegen

@@ -102,7 +102,8 @@ TEST(Options, GoodValuesAreParsed) {
 
   EXPECT_EQ(valueOf(parse({{"TILEJIT_TARGET", "avx512"}}).target()), jit::TargetLevel::Avx512);
   EXPECT_EQ(valueOf(parse({{"TILEJIT_TARGET", "host"}}).target()), jit::TargetLevel::Host);
-  EXPECT_EQ(parse({{"TILEJIT_DUMP", "all"}}).dumpMask(), 63u);
+  EXPECT_EQ(parse({{"TILEJIT_DUMP", "all"}}).dumpMask(), 127u);
+  EXPECT_EQ(parse({{"TILEJIT_DUMP", "passes"}}).dumpMask(), bit(jit::DumpStage::Passes));
   EXPECT_EQ(parse({{"TILEJIT_CACHE", "off"}}).cacheMode(), DiskCache::Mode::Off);
   EXPECT_EQ(parse({{"TILEJIT_CACHE", "readwrite"}}).cacheMode(), DiskCache::Mode::ReadWrite);
   EXPECT_FALSE(parse({{"TILEJIT_PERF_MAP", "0"}}).perfMap());
@@ -134,7 +135,7 @@ TEST(Options, BadThreadCountsWarnAndUseEveryCore) {
 TEST(Options, BadDumpStagesWarnAndTheOthersStay) {
   EXPECT_EQ(onlyWarning({{"TILEJIT_DUMP", "bogus"}}),
             "TILEJIT_DUMP='bogus': expected a comma-separated list of ast, tile, tile-opt, "
-            "llvm, llvm-opt (or opt), asm, all; 'bogus' is not a stage and is ignored");
+            "llvm, llvm-opt (or opt), asm, passes, all; 'bogus' is not a stage and is ignored");
   Options o = parse({{"TILEJIT_DUMP", "tile,bogus,asm"}});
   EXPECT_EQ(o.dumpMask(), bit(jit::DumpStage::Tile) | bit(jit::DumpStage::Asm));
   ASSERT_EQ(o.warnings().size(), 1u);
