@@ -23,6 +23,7 @@
 #include <cassert>
 #include <cstdio>
 #include <mutex>
+#include <unordered_map>
 #if defined(__linux__)
 #include <sys/syscall.h>
 #endif
@@ -34,7 +35,8 @@ namespace tilejit::jit {
 /// JITLink's in-process memory manager, counting what it maps: the bytes of
 /// each allocation's standard segments (code, read-only and writable data,
 /// whole pages; the finalize-only segments are unmapped after linking), by
-/// JITDylib while a link is under way and in total while mapped.
+/// object (its buffer's name) while a link is under way, and in total while
+/// mapped.
 class CountingMemoryManager final : public llvm::jitlink::JITLinkMemoryManager {
 public:
   CountingMemoryManager(std::unique_ptr<llvm::jitlink::InProcessMemoryManager> inner,
@@ -49,11 +51,12 @@ public:
       bytes = sizes->StandardSegs;
     else
       llvm::consumeError(sizes.takeError()); // the inner manager reports it
+    std::string name = graph.getName();
     inner_->allocate(dylib, graph,
-                     [this, dylib, bytes, done = std::move(done)](AllocResult r) mutable {
+                     [this, name, bytes, done = std::move(done)](AllocResult r) mutable {
                        if (!r)
                          return done(r.takeError());
-                       done(std::make_unique<InFlight>(*this, dylib, bytes, std::move(*r)));
+                       done(std::make_unique<InFlight>(*this, name, bytes, std::move(*r)));
                      });
   }
   using JITLinkMemoryManager::allocate;
@@ -71,10 +74,10 @@ public:
   }
   using JITLinkMemoryManager::deallocate;
 
-  /// The bytes linked into `dylib` since the last call for it.
-  uint64_t takeBytesOf(const llvm::jitlink::JITLinkDylib *dylib) {
+  /// The bytes linked for the object named `name` (its buffer's name).
+  uint64_t takeBytesOf(const std::string &name) {
     std::lock_guard lock(mutex_);
-    auto it = linking_.find(dylib);
+    auto it = linking_.find(name);
     if (it == linking_.end())
       return 0;
     uint64_t bytes = it->second;
@@ -90,9 +93,9 @@ private:
   /// The inner in-flight allocation, recording the finalized one's size.
   class InFlight final : public InFlightAlloc {
   public:
-    InFlight(CountingMemoryManager &owner, const llvm::jitlink::JITLinkDylib *dylib,
-             uint64_t bytes, std::unique_ptr<InFlightAlloc> inner)
-        : owner_(owner), dylib_(dylib), bytes_(bytes), inner_(std::move(inner)) {}
+    InFlight(CountingMemoryManager &owner, std::string name, uint64_t bytes,
+             std::unique_ptr<InFlightAlloc> inner)
+        : owner_(owner), name_(std::move(name)), bytes_(bytes), inner_(std::move(inner)) {}
     void abandon(OnAbandonedFunction done) override { inner_->abandon(std::move(done)); }
     void finalize(OnFinalizedFunction done) override {
       inner_->finalize([this, done = std::move(done)](llvm::Expected<FinalizedAlloc> f) mutable {
@@ -100,7 +103,7 @@ private:
           std::lock_guard lock(owner_.mutex_);
           owner_.sizes_[f->getAddress().getValue()] = bytes_;
           owner_.mapped_ += bytes_;
-          owner_.linking_[dylib_] += bytes_;
+          owner_.linking_[name_] += bytes_;
         }
         done(std::move(f));
       });
@@ -108,7 +111,7 @@ private:
 
   private:
     CountingMemoryManager &owner_;
-    const llvm::jitlink::JITLinkDylib *dylib_;
+    std::string name_;
     uint64_t bytes_;
     std::unique_ptr<InFlightAlloc> inner_;
   };
@@ -117,7 +120,8 @@ private:
   uint64_t pageSize_;
   mutable std::mutex mutex_;
   llvm::DenseMap<uint64_t, uint64_t> sizes_; ///< finalized allocation -> bytes
-  llvm::DenseMap<const llvm::jitlink::JITLinkDylib *, uint64_t> linking_;
+  std::unordered_map<std::string, uint64_t> linking_; ///< by object name
+
   uint64_t mapped_ = 0;
 };
 
@@ -339,14 +343,16 @@ KernelJIT::makeTargetMachine() const {
 
 KernelJIT::~KernelJIT() = default;
 
-KernelCode::~KernelCode() { jit_->remove(*dylib_); }
+KernelCode::~KernelCode() { jit_->remove(*this); }
 
-void KernelJIT::remove(llvm::orc::JITDylib &dylib) {
-  // Removing a JITDylib nothing links against deallocates what its links
-  // mapped; only a broken session invariant could make it fail.
-  llvm::Error err = jit_->getExecutionSession().removeJITDylib(dylib);
-  assert(!err && "a kernel's JITDylib is removed once, and nothing links against it");
+void KernelJIT::remove(KernelCode &code) {
+  // Removing a tracker deallocates what its link mapped and drops its
+  // symbols; only a broken session invariant could make it fail.
+  llvm::Error err = code.tracker_->remove();
+  assert(!err && "a kernel's resource tracker is removed once");
   llvm::consumeError(std::move(err));
+  std::lock_guard lock(homesMutex_);
+  homes_[code.home_].stems.erase(code.stem_);
 }
 
 uint64_t KernelJIT::mappedBytes() const { return memory_->mappedBytes(); }
@@ -395,23 +401,46 @@ void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
 llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
                                                       const std::string &stem,
                                                       const std::string &label) {
-  auto jd = jit_->createJITDylib("tilejit." + std::to_string(dylibs_.fetch_add(1)));
-  if (!jd)
-    return jd.takeError();
-  // Owned from here: a failed link frees what it mapped with the dylib.
-  auto code = std::make_shared<KernelCode>(shared_from_this(), *jd, 0);
+  // A JITDylib costs the session tens of kilobytes of tables: kernels share
+  // a few, each under its own resource tracker. The same kernel linked
+  // again while an older copy lives (a key evicted and reloaded while a
+  // handle holds it) goes to a dylib that does not define its symbols yet.
+  size_t home;
+  llvm::orc::JITDylib *dylib;
+  {
+    std::lock_guard lock(homesMutex_);
+    home = homes_.size();
+    for (size_t i = 0; i < homes_.size(); ++i)
+      if (!homes_[i].stems.count(stem)) {
+        home = i;
+        break;
+      }
+    if (home == homes_.size()) {
+      auto jd = jit_->createJITDylib("tilejit." + std::to_string(home));
+      if (!jd)
+        return jd.takeError();
+      homes_.push_back({&*jd, {}});
+    }
+    homes_[home].stems.insert(stem);
+    dylib = homes_[home].dylib;
+  }
+  llvm::orc::JITDylib &jd = *dylib;
+  // Owned from here: a failed link frees what it mapped with the tracker.
+  auto code = std::make_shared<KernelCode>(shared_from_this(), jd.createResourceTracker(), home,
+                                           stem);
+  std::string name = stem + "." + std::to_string(links_.fetch_add(1));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      llvm::StringRef(object.data(), object.size()), stem);
-  if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
+      llvm::StringRef(object.data(), object.size()), name);
+  if (auto err = jit_->addObjectFile(code->tracker_, std::move(buffer)))
     return err;
   // One lookup of the three symbols: one trip through the session.
   auto &es = jit_->getExecutionSession();
   llvm::orc::SymbolStringPtr names[] = {es.intern(stem + "_program"), es.intern(stem + "_grid"),
                                         es.intern(stem + "_scratch")};
   llvm::orc::SymbolLookupSet wanted;
-  for (const auto &name : names)
-    wanted.add(name);
-  auto found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&*jd), std::move(wanted));
+  for (const auto &n : names)
+    wanted.add(n);
+  auto found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
   if (!found)
     return found.takeError();
   Symbols s;
@@ -419,7 +448,7 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   s.grid = (*found)[names[1]].getAddress().toPtr<rt::GridFn>();
   s.scratchBytes = *(*found)[names[2]].getAddress().toPtr<const int64_t *>();
   // The lookup linked the object: its bytes are counted.
-  code->bytes_ = memory_->takeBytesOf(&*jd);
+  code->bytes_ = memory_->takeBytesOf(name);
   s.code = std::move(code);
   recordForProfilers(object, stem, label.empty() ? stem : label,
                      reinterpret_cast<const void *>(s.program),

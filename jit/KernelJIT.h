@@ -2,10 +2,10 @@
 ///
 /// \file
 /// Wraps an llvm::orc::LLJIT configured for one target level (the host's
-/// AVX-512, or a forced AVX2 level). Each kernel's object is linked into a
-/// JITDylib of its own, owned by a KernelCode: the code stays mapped while
-/// any owner holds it and is unmapped with the last one. A memory manager
-/// between JITLink and the pages counts the bytes each kernel maps.
+/// AVX-512, or a forced AVX2 level). Each kernel's object is linked under a
+/// resource tracker of its own, owned by a KernelCode: the code stays mapped
+/// while any owner holds it and is unmapped with the last one. A memory
+/// manager between JITLink and the pages counts the bytes each kernel maps.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_KERNELJIT_H
@@ -21,6 +21,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace tilejit::jit {
@@ -40,14 +42,16 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly = fal
 class KernelJIT;
 class CountingMemoryManager;
 
-/// The machine code and data of one linked kernel: its JITDylib, removed
-/// from the session (its pages unmapped, its unwind frames deregistered)
-/// when the last owner lets go. Owners: the CompiledKernel, and through it
-/// the cache entry, every handle, executor and queued launch.
+/// The machine code and data of one linked kernel: its resource tracker,
+/// removed (its pages unmapped, its unwind frames deregistered, its symbols
+/// dropped) when the last owner lets go. Owners: the CompiledKernel, and
+/// through it the cache entry, every handle, executor and queued launch.
 class KernelCode {
 public:
-  KernelCode(std::shared_ptr<KernelJIT> jit, llvm::orc::JITDylib &dylib, uint64_t bytes)
-      : jit_(std::move(jit)), dylib_(&dylib), bytes_(bytes) {}
+  KernelCode(std::shared_ptr<KernelJIT> jit, llvm::orc::ResourceTrackerSP tracker, size_t home,
+             std::string stem)
+      : jit_(std::move(jit)), tracker_(std::move(tracker)), home_(home),
+        stem_(std::move(stem)) {}
   ~KernelCode();
   KernelCode(const KernelCode &) = delete;
   KernelCode &operator=(const KernelCode &) = delete;
@@ -55,10 +59,12 @@ public:
   uint64_t bytes() const { return bytes_; }
 
 private:
-  friend class KernelJIT; // sets the bytes once the object is linked
+  friend class KernelJIT; // links under the tracker, sets the bytes
   std::shared_ptr<KernelJIT> jit_;
-  llvm::orc::JITDylib *dylib_;
-  uint64_t bytes_;
+  llvm::orc::ResourceTrackerSP tracker_;
+  size_t home_;      ///< the JITDylib (KernelJIT::homes_) it is linked into
+  std::string stem_; ///< its symbols' stem, defined there while it lives
+  uint64_t bytes_ = 0;
 };
 
 class KernelJIT : public std::enable_shared_from_this<KernelJIT> {
@@ -91,13 +97,20 @@ public:
 private:
   friend class KernelCode;
   explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}
-  /// Removes a kernel's JITDylib and frees what it mapped.
-  void remove(llvm::orc::JITDylib &dylib);
+  /// Removes a kernel's tracker and frees what it mapped.
+  void remove(KernelCode &code);
 
   TargetChoice target_;
   CountingMemoryManager *memory_ = nullptr; ///< owned by the linking layer
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::atomic<uint64_t> dylibs_{0};
+  /// The JITDylibs kernels link into, and the stems each defines now.
+  struct Home {
+    llvm::orc::JITDylib *dylib;
+    std::set<std::string> stems;
+  };
+  std::mutex homesMutex_;
+  std::vector<Home> homes_;
+  std::atomic<uint64_t> links_{0};
 };
 
 /// Assembly text of a module for `tm` (the `asm` dump stage).

@@ -98,6 +98,19 @@ TEST(KernelCache, AHandleOutlivesTheEvictionOfItsEntry) {
   EXPECT_TRUE(scalesCorrectly(*a->kernel, 2.0f));
   EXPECT_TRUE(scalesCorrectly(*b->kernel, 3.0f));
 
+  // The evicted key asked for again while the first copy lives: a second
+  // copy of the same kernel (same symbols) is linked beside it.
+  {
+    auto twin = c.get(src, "scale", scaleSpec(16));
+    ASSERT_TRUE(static_cast<bool>(twin)) << llvm::toString(twin.takeError());
+    EXPECT_TRUE(twin->compiled);
+    EXPECT_NE(twin->kernel.get(), a->kernel.get());
+    EXPECT_NE(reinterpret_cast<const void *>(twin->kernel->program()),
+              reinterpret_cast<const void *>(a->kernel->program()));
+    EXPECT_TRUE(scalesCorrectly(*twin->kernel, 6.0f));
+    EXPECT_TRUE(scalesCorrectly(*a->kernel, 7.0f));
+  }
+
   // The last handle gone, its code is unmapped.
   const uint64_t bytesB = b->kernel->codeBytes();
   a->kernel.reset();
