@@ -9,7 +9,9 @@
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
@@ -177,6 +179,65 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   return t;
 }
 
+namespace {
+
+/// One function of the runtime library (codegen::lowerRuntimeLibrary),
+/// compiled when a kernel first links against it, as a kernel is: the same
+/// optimisation pipeline and TargetMachine settings. A process that links
+/// only a few kernels, or loads them from the disk cache, compiles only the
+/// functions they call. ORC materialises each unit once; first uses of
+/// different functions on different threads compile in parallel, each in a
+/// context and TargetMachine of its own.
+class RuntimeFunctionUnit : public llvm::orc::MaterializationUnit {
+public:
+  RuntimeFunctionUnit(const KernelJIT &jit, codegen::TargetInfo target,
+                      llvm::orc::ObjectLayer &layer, llvm::orc::SymbolStringPtr name)
+      : MaterializationUnit(Interface(
+            {{name, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}},
+            nullptr)),
+        jit_(jit), target_(std::move(target)), layer_(layer), name_((*name).str()) {}
+
+  llvm::StringRef getName() const override { return name_; }
+
+  void materialize(std::unique_ptr<llvm::orc::MaterializationResponsibility> r) override {
+    auto object = compile();
+    if (!object) {
+      layer_.getExecutionSession().reportError(object.takeError());
+      r->failMaterialization();
+      return;
+    }
+    layer_.emit(std::move(r), std::move(*object));
+  }
+
+private:
+  void discard(const llvm::orc::JITDylib &, const llvm::orc::SymbolStringPtr &) override {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile() const {
+    auto tm = jit_.makeTargetMachine();
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext context;
+    DiagnosticEngine diags;
+    auto module = codegen::lowerRuntimeLibrary(context, target_, diags, name_);
+    if (!module)
+      return llvm::createStringError(diags.renderAll());
+    module->setDataLayout((*tm)->createDataLayout());
+    codegen::optimizeModule(*module, **tm, /*optLevel=*/3);
+    auto object = emitObject(*module, **tm);
+    if (!object)
+      return object.takeError();
+    return llvm::MemoryBuffer::getMemBufferCopy(
+        llvm::StringRef(object->data(), object->size()), name_);
+  }
+
+  const KernelJIT &jit_;
+  const codegen::TargetInfo target_;
+  llvm::orc::ObjectLayer &layer_;
+  const std::string name_;
+};
+
+} // namespace
+
 llvm::Expected<std::unique_ptr<KernelJIT>>
 KernelJIT::create(const TargetChoice &t) {
   initializeLLVM();
@@ -205,6 +266,17 @@ KernelJIT::create(const TargetChoice &t) {
   if (auto err = kj->jit_->getProcessSymbolsJITDylib()->define(
           llvm::orc::absoluteSymbols(std::move(runtime))))
     return err;
+  // The runtime library, which every kernel links against: each function
+  // compiled at its first use (RuntimeFunctionUnit).
+  auto library = kj->jit_->createJITDylib("tilejit.runtime");
+  if (!library)
+    return library.takeError();
+  for (const std::string &name : codegen::runtimeLibraryFunctions())
+    if (auto err = library->define(std::make_unique<RuntimeFunctionUnit>(
+            *kj, t.info, kj->jit_->getObjLinkingLayer(), es.intern(name))))
+      return err;
+  kj->runtime_ = &*library;
+  kj->jit_->getMainJITDylib().addToLinkOrder(*kj->runtime_);
   return kj;
 }
 
@@ -287,6 +359,7 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   auto jd = jit_->createJITDylib("tilejit." + std::to_string(dylibs_.fetch_add(1)));
   if (!jd)
     return jd.takeError();
+  jd->addToLinkOrder(*runtime_);
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), stem);
   if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))

@@ -4,6 +4,8 @@
 /// Wraps an llvm::orc::LLJIT configured for one target level (the host's
 /// AVX-512, or a forced AVX2 level), adds each kernel module under its own
 /// ResourceTracker and looks up the runtime symbols of runtime/Runtime.h.
+/// Kernels link against the process's runtime functions and against the
+/// runtime library (the row-move functions), each compiled once per JIT.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_KERNELJIT_H
@@ -61,6 +63,10 @@ private:
   explicit KernelJIT(TargetChoice t) : target_(std::move(t)) {}
   TargetChoice target_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  /// The runtime library (codegen::lowerRuntimeLibrary): every kernel's
+  /// JITDylib links against it; each function is compiled once, at its
+  /// first use.
+  llvm::orc::JITDylib *runtime_ = nullptr;
   std::atomic<uint64_t> dylibs_{0};
 };
 
