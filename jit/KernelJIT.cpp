@@ -15,7 +15,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
@@ -35,8 +37,7 @@ namespace tilejit::jit {
 /// JITLink's in-process memory manager, counting what it maps: the bytes of
 /// each allocation's standard segments (code, read-only and writable data,
 /// whole pages; the finalize-only segments are unmapped after linking), by
-/// object (its buffer's name) while a link is under way, and in total while
-/// mapped.
+/// object (its buffer's name), for the kernel that linked it to take.
 class CountingMemoryManager final : public llvm::jitlink::JITLinkMemoryManager {
 public:
   CountingMemoryManager(std::unique_ptr<llvm::jitlink::InProcessMemoryManager> inner,
@@ -62,14 +63,6 @@ public:
   using JITLinkMemoryManager::allocate;
 
   void deallocate(std::vector<FinalizedAlloc> allocs, OnDeallocatedFunction done) override {
-    {
-      std::lock_guard lock(mutex_);
-      for (const FinalizedAlloc &a : allocs)
-        if (auto it = sizes_.find(a.getAddress().getValue()); it != sizes_.end()) {
-          mapped_ -= it->second;
-          sizes_.erase(it);
-        }
-    }
     inner_->deallocate(std::move(allocs), std::move(done));
   }
   using JITLinkMemoryManager::deallocate;
@@ -84,10 +77,6 @@ public:
     linking_.erase(it);
     return bytes;
   }
-  uint64_t mappedBytes() const {
-    std::lock_guard lock(mutex_);
-    return mapped_;
-  }
 
 private:
   /// The inner in-flight allocation, recording the finalized one's size.
@@ -101,8 +90,6 @@ private:
       inner_->finalize([this, done = std::move(done)](llvm::Expected<FinalizedAlloc> f) mutable {
         if (f) {
           std::lock_guard lock(owner_.mutex_);
-          owner_.sizes_[f->getAddress().getValue()] = bytes_;
-          owner_.mapped_ += bytes_;
           owner_.linking_[name_] += bytes_;
         }
         done(std::move(f));
@@ -119,10 +106,8 @@ private:
   std::unique_ptr<llvm::jitlink::InProcessMemoryManager> inner_;
   uint64_t pageSize_;
   mutable std::mutex mutex_;
-  llvm::DenseMap<uint64_t, uint64_t> sizes_; ///< finalized allocation -> bytes
   std::unordered_map<std::string, uint64_t> linking_; ///< by object name
 
-  uint64_t mapped_ = 0;
 };
 
 namespace {
@@ -278,6 +263,65 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
   return t;
 }
 
+namespace {
+
+/// One function of the runtime library (codegen::lowerRuntimeLibrary),
+/// compiled when a kernel first links against it, as a kernel is: the same
+/// optimisation pipeline and TargetMachine settings. A process that links
+/// only a few kernels, or loads them from the disk cache, compiles only the
+/// functions they call. ORC materialises each unit once; first uses of
+/// different functions on different threads compile in parallel, each in a
+/// context and TargetMachine of its own.
+class RuntimeFunctionUnit : public llvm::orc::MaterializationUnit {
+public:
+  RuntimeFunctionUnit(const KernelJIT &jit, codegen::TargetInfo target,
+                      llvm::orc::ObjectLayer &layer, llvm::orc::SymbolStringPtr name)
+      : MaterializationUnit(Interface(
+            {{name, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}},
+            nullptr)),
+        jit_(jit), target_(std::move(target)), layer_(layer), name_((*name).str()) {}
+
+  llvm::StringRef getName() const override { return name_; }
+
+  void materialize(std::unique_ptr<llvm::orc::MaterializationResponsibility> r) override {
+    auto object = compile();
+    if (!object) {
+      layer_.getExecutionSession().reportError(object.takeError());
+      r->failMaterialization();
+      return;
+    }
+    layer_.emit(std::move(r), std::move(*object));
+  }
+
+private:
+  void discard(const llvm::orc::JITDylib &, const llvm::orc::SymbolStringPtr &) override {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile() const {
+    auto tm = jit_.makeTargetMachine();
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext context;
+    DiagnosticEngine diags;
+    auto module = codegen::lowerRuntimeLibrary(context, target_, diags, name_);
+    if (!module)
+      return llvm::createStringError(diags.renderAll());
+    module->setDataLayout((*tm)->createDataLayout());
+    codegen::optimizeModule(*module, **tm, /*optLevel=*/3);
+    auto object = emitObject(*module, **tm);
+    if (!object)
+      return object.takeError();
+    return llvm::MemoryBuffer::getMemBufferCopy(
+        llvm::StringRef(object->data(), object->size()), name_);
+  }
+
+  const KernelJIT &jit_;
+  const codegen::TargetInfo target_;
+  llvm::orc::ObjectLayer &layer_;
+  const std::string name_;
+};
+
+} // namespace
+
 llvm::Expected<std::shared_ptr<KernelJIT>>
 KernelJIT::create(const TargetChoice &t) {
   initializeLLVM();
@@ -328,6 +372,17 @@ KernelJIT::create(const TargetChoice &t) {
   if (auto err = kj->jit_->getProcessSymbolsJITDylib()->define(
           llvm::orc::absoluteSymbols(std::move(runtime))))
     return err;
+  // The runtime library, which every kernel links against: each function
+  // compiled at its first use (RuntimeFunctionUnit).
+  auto library = kj->jit_->createJITDylib("tilejit.runtime");
+  if (!library)
+    return library.takeError();
+  for (const std::string &name : codegen::runtimeLibraryFunctions())
+    if (auto err = library->define(std::make_unique<RuntimeFunctionUnit>(
+            *kj, t.info, kj->jit_->getObjLinkingLayer(), es.intern(name))))
+      return err;
+  kj->runtime_ = &*library;
+  kj->jit_->getMainJITDylib().addToLinkOrder(*kj->runtime_);
   return kj;
 }
 
@@ -351,11 +406,12 @@ void KernelJIT::remove(KernelCode &code) {
   llvm::Error err = code.tracker_->remove();
   assert(!err && "a kernel's resource tracker is removed once");
   llvm::consumeError(std::move(err));
+  kernelBytes_.fetch_sub(code.bytes_);
   std::lock_guard lock(homesMutex_);
   homes_[code.home_].stems.erase(code.stem_);
 }
 
-uint64_t KernelJIT::mappedBytes() const { return memory_->mappedBytes(); }
+uint64_t KernelJIT::mappedBytes() const { return kernelBytes_.load(); }
 
 namespace {
 
@@ -401,8 +457,8 @@ void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
 llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
                                                       const std::string &stem,
                                                       const std::string &label) {
-  // A JITDylib costs the session tens of kilobytes of tables: kernels share
-  // a few, each under its own resource tracker. The same kernel linked
+  // A JITDylib costs the session far more memory than a resource tracker:
+  // kernels share a few, each under its own tracker. The same kernel linked
   // again while an older copy lives (a key evicted and reloaded while a
   // handle holds it) goes to a dylib that does not define its symbols yet.
   size_t home;
@@ -419,6 +475,7 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
       auto jd = jit_->createJITDylib("tilejit." + std::to_string(home));
       if (!jd)
         return jd.takeError();
+      jd->addToLinkOrder(*runtime_);
       homes_.push_back({&*jd, {}});
     }
     homes_[home].stems.insert(stem);
@@ -449,6 +506,7 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   s.scratchBytes = *(*found)[names[2]].getAddress().toPtr<const int64_t *>();
   // The lookup linked the object: its bytes are counted.
   code->bytes_ = memory_->takeBytesOf(name);
+  kernelBytes_.fetch_add(code->bytes_);
   s.code = std::move(code);
   recordForProfilers(object, stem, label.empty() ? stem : label,
                      reinterpret_cast<const void *>(s.program),

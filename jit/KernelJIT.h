@@ -6,6 +6,8 @@
 /// resource tracker of its own, owned by a KernelCode: the code stays mapped
 /// while any owner holds it and is unmapped with the last one. A memory
 /// manager between JITLink and the pages counts the bytes each kernel maps.
+/// Kernels link against the process's runtime functions and against the
+/// runtime library (the row-move functions), each compiled once per JIT.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_JIT_KERNELJIT_H
@@ -111,6 +113,11 @@ private:
   std::mutex homesMutex_;
   std::vector<Home> homes_;
   std::atomic<uint64_t> links_{0};
+  std::atomic<uint64_t> kernelBytes_{0}; ///< KernelCode bytes alive
+  /// The runtime library (codegen::lowerRuntimeLibrary): every kernel's
+  /// JITDylib links against it; each function is compiled once, at its
+  /// first use.
+  llvm::orc::JITDylib *runtime_ = nullptr;
 };
 
 /// Assembly text of a module for `tm` (the `asm` dump stage).

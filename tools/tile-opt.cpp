@@ -5,12 +5,15 @@
 //          [--bf16-dot] [--bf16-dot-fast] [--amx]
 // tile-opt FILE.tir [--pass a,b | --pipeline] [--emit tile|llvm]
 //          [--verify-diagnostics]
+// tile-opt --runtime-library [--target avx2|avx512]
 //
 // Stops after any stage of the pipeline and prints it, as Toy's `-emit`;
 // `--pass` runs chosen Tile IR passes instead of the default pipeline. A
 // `.tir` file is Tile IR text (dsl/ir/IRParser.h): it runs only the passes
 // asked for, as mlir-opt does. `--verify-diagnostics` checks the diagnostics
 // against `// expected-error {{...}}` comments (cases split by `// -----`).
+// `--runtime-library` prints the LLVM IR of the runtime library (the row-move
+// functions kernels declare and the JIT compiles once) for a fixed target.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/llvm/CodeGen.h"
@@ -23,6 +26,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_os_ostream.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
@@ -265,8 +269,10 @@ int main(int argc, char **argv) {
   std::string file, kernel, emit = "tile-opt", target;
   std::vector<std::string> sets, passes;
   bool printAfterAll = false, pipeline = false, verifyDiags = false, debug = false;
-  bool bf16Dot = false, bf16DotFast = false, amx = false;
-  app.add_option("file", file, ".tile source or .tir Tile IR text")->required();
+  bool bf16Dot = false, bf16DotFast = false, amx = false, runtimeLibrary = false;
+  app.add_option("file", file, ".tile source or .tir Tile IR text (none with --runtime-library)");
+  app.add_flag("--runtime-library", runtimeLibrary,
+               "print the LLVM IR of the runtime library (the row-move functions) instead");
   app.add_flag("--pipeline", pipeline, "run the default Tile IR pipeline");
   app.add_flag("--verify-diagnostics", verifyDiags,
                "check diagnostics against expected-error comments");
@@ -286,6 +292,23 @@ int main(int argc, char **argv) {
   app.add_flag("--amx", amx, "Tile IR passes: the avx512 target has AMX-BF16");
   CLI11_PARSE(app, argc, argv);
 
+  if (runtimeLibrary) {
+    Request req;
+    req.target = target;
+    DiagnosticEngine diags;
+    llvm::LLVMContext ctx;
+    auto module = codegen::lowerRuntimeLibrary(ctx, fixedTarget(req), diags);
+    std::cerr << diags.renderAll();
+    if (!module)
+      return 1;
+    llvm::raw_os_ostream os(std::cout);
+    module->print(os, nullptr);
+    return 0;
+  }
+  if (file.empty()) {
+    std::cerr << "tile-opt: error: an input file is required (or --runtime-library)\n";
+    return 1;
+  }
   std::ifstream in(file);
   if (!in) {
     std::cerr << "tile-opt: error: cannot read '" << file << "'\n";

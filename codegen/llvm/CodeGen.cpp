@@ -448,6 +448,42 @@ bool CodeGen::emitModule(const std::string &stem) {
   return !failed_;
 }
 
+namespace {
+
+/// Calls `f(width, isLoad, how)` for every row-move function a kernel can
+/// declare: loads and stores of each element width, under each RowMask
+/// select-moves can choose.
+void forEachRowMove(const std::function<void(unsigned, bool, ir::RowMask)> &f) {
+  for (unsigned width : {1u, 2u, 4u, 8u})
+    for (bool isLoad : {true, false})
+      for (ir::RowMask how : {ir::RowMask::None, ir::RowMask::Lanes, ir::RowMask::Rows})
+        f(width, isLoad, how);
+}
+
+} // namespace
+
+bool CodeGen::emitRuntimeLibrary(const std::string &only) {
+  bool found = false;
+  forEachRowMove([&](unsigned width, bool isLoad, RowMask how) {
+    if (!only.empty() && rowMoveName(width, isLoad, how) != only)
+      return;
+    found = true;
+    defineRowMove(declareRowMove(module_, width, isLoad, how), width, isLoad, how);
+  });
+  if (!found) {
+    diags_.error(SourceLoc(), "internal error: no runtime library function '" + only + "'");
+    return false;
+  }
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(module_, &os)) {
+    diags_.error(SourceLoc(), "internal error: the runtime library's LLVM IR is invalid: " +
+                                  os.str());
+    return false;
+  }
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Ops
 //===----------------------------------------------------------------------===//
@@ -707,6 +743,29 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel &kernel,
   module->setTargetTriple(target.triple);
   CodeGen cg(kernel, ctx, *module, target, diags);
   if (!cg.emitModule(symbolStem))
+    return nullptr;
+  return module;
+}
+
+std::vector<std::string> runtimeLibraryFunctions() {
+  std::vector<std::string> names;
+  forEachRowMove([&](unsigned width, bool isLoad, ir::RowMask how) {
+    names.push_back(rowMoveName(width, isLoad, how));
+  });
+  return names;
+}
+
+std::unique_ptr<llvm::Module> lowerRuntimeLibrary(llvm::LLVMContext &ctx,
+                                                  const TargetInfo &target,
+                                                  DiagnosticEngine &diags,
+                                                  const std::string &only) {
+  auto module = std::make_unique<llvm::Module>(only.empty() ? "tilejit.runtime" : only, ctx);
+  module->setTargetTriple(target.triple);
+  // The helpers read nothing of a kernel: an empty one stands in for the
+  // CodeGen's.
+  ir::Kernel none("tilejit.runtime");
+  CodeGen cg(none, ctx, *module, target, diags);
+  if (!cg.emitRuntimeLibrary(only))
     return nullptr;
   return module;
 }

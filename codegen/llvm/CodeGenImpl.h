@@ -28,7 +28,6 @@
 #include <functional>
 #include <memory>
 #include <map>
-#include <tuple>
 #include <optional>
 
 namespace tilejit::codegen {
@@ -58,24 +57,24 @@ struct TileMove {
 /// and every `mma` result go through.
 llvm::Value *canonicalizeNaN(llvm::IRBuilder<> &b, llvm::Value *v);
 
-/// What the functions of one module share: the row-move functions of the
-/// partial-tile slow paths, by (element width, load, RowMask), each emitted
-/// once, and the constant tile shapes passed to the runtime's tile moves,
-/// one per shape.
+/// The name of the row-move function of the partial-tile slow paths for
+/// elements of `width` bytes, direction `isLoad` and mask reading `how`:
+/// `tilejit.rows.<load|store>[.masked|.rowmasked].b<bits>`.
+std::string rowMoveName(unsigned width, bool isLoad, ir::RowMask how);
+/// That function, declared in `m` (external) at its first use. Kernels only
+/// declare it; the runtime library (lowerRuntimeLibrary) defines it.
+llvm::Function *declareRowMove(llvm::Module &m, unsigned width, bool isLoad, ir::RowMask how);
+
+/// What the functions of one module share: the constant tile shapes passed
+/// to the runtime's tile moves, one per shape.
 class ModuleHelpers {
 public:
   explicit ModuleHelpers(llvm::Module &module) : module_(module) {}
-  /// The row-move function of that kind: null until the caller emits it
-  /// into this slot.
-  llvm::Function *&rowMove(unsigned width, bool isLoad, ir::RowMask how) {
-    return rowMoves_[{static_cast<int>(width), isLoad, static_cast<int>(how)}];
-  }
   /// The private constant i64 array holding `shape`.
   llvm::GlobalVariable *shapeConstant(const std::vector<int64_t> &shape);
 
 private:
   llvm::Module &module_;
-  std::map<std::tuple<int, bool, int>, llvm::Function *> rowMoves_;
   std::map<std::vector<int64_t>, llvm::GlobalVariable *> tileShapes_;
 };
 
@@ -177,6 +176,10 @@ public:
         lanes_(t.f32Lanes()), helpers_(m) {}
 
   bool emitModule(const std::string &stem);
+  /// Defines the row-move functions (each element width, direction and
+  /// RowMask; only the one named `only` where it is not empty) in the
+  /// module: the runtime library. Reads nothing of the kernel.
+  bool emitRuntimeLibrary(const std::string &only);
 
   //===--------------------------------------------------------------------===//
   // Types and constants
@@ -362,8 +365,7 @@ private:
   /// Gives `fn_` a subprogram of its own and its entry the kernel's location.
   void attachSubprogram(const std::string &name);
   void setLocation(const SourceLoc &loc);
-  /// Row-move functions and shape constants, shared by the module's
-  /// functions.
+  /// Shape constants, shared by the module's functions.
   ModuleHelpers helpers_;
   /// The scratch block, offset array and arguments of the function being
   /// emitted.
@@ -495,14 +497,16 @@ public:
   /// at all, and its byte is the row's first). select-moves decides.
   using RowMask = ir::RowMask;
   /// Moves a partial or masked tile over a contiguous innermost axis: its
-  /// last two axes through a row-move function shared by every access of the
-  /// module with that element width, direction and RowMask
-  /// (rowMoveFunction), leading axes here. `mask`: the tile mask's buffer
-  /// (bytes, the tile's shape) or null.
+  /// last two axes through the row-move function of that element width,
+  /// direction and RowMask (declareRowMove; defined by the runtime library),
+  /// leading axes here. `mask`: the tile mask's buffer (bytes, the tile's
+  /// shape) or null.
   void emitPartialRows(bool isLoad, const TensorInfo &t, const std::vector<llvm::Value *> &off,
                        const std::vector<int64_t> &shape, llvm::Value *buf, llvm::Value *other,
                        llvm::Value *mask = nullptr, RowMask how = RowMask::None);
-  llvm::Function *rowMoveFunction(ir::ScalarKind k, bool isLoad, RowMask how);
+  /// Emits the body of `fn`, the row-move function declareRowMove gave for
+  /// (`width`, `isLoad`, `how`).
+  void defineRowMove(llvm::Function *fn, unsigned width, bool isLoad, RowMask how);
   /// Calls the runtime to move a partial, masked or strided tile between
   /// tensor `t` at `off` and the local buffer `buf` (`other`: the value a
   /// load reads outside the tensor; `mask`: the tile mask's buffer or null).

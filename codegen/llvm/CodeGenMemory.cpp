@@ -3,7 +3,7 @@
 /// \file
 /// Tile loads and stores (a fast path of whole rows where the tile is inside
 /// the tensor, a slow path of partial or masked rows through a row-move
-/// function shared by the module, or the runtime), tile copies and streaming
+/// function of the runtime library, or the runtime), tile copies and streaming
 /// stores as forward-tiles and select-moves decided them, gathers, scatters,
 /// scalar accesses and debug mode's bounds checks.
 ///
@@ -268,51 +268,54 @@ llvm::GlobalVariable *ModuleHelpers::shapeConstant(const std::vector<int64_t> &s
   return gv;
 }
 
-llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask how) {
+std::string rowMoveName(unsigned width, bool isLoad, ir::RowMask how) {
+  return std::string(isLoad ? "tilejit.rows.load" : "tilejit.rows.store") +
+         (how == ir::RowMask::Lanes  ? ".masked.b"
+          : how == ir::RowMask::Rows ? ".rowmasked.b"
+                                     : ".b") +
+         std::to_string(8 * width);
+}
+
+llvm::Function *declareRowMove(llvm::Module &m, unsigned width, bool isLoad, ir::RowMask how) {
   // Pure data movement: elements move as integers of their width (f16, bf16,
   // i16 and u16 share one function, and no half-precision lanes need
   // legalising).
-  unsigned eb = ir::byteWidth(kind);
-  ScalarKind k = eb == 1 ? ScalarKind::U8 : eb == 2 ? ScalarKind::U16
-               : eb == 4 ? ScalarKind::U32 : ScalarKind::I64;
-  llvm::Function *&fn = helpers_.rowMove(eb, isLoad, how);
-  if (fn)
+  const std::string name = rowMoveName(width, isLoad, how);
+  if (llvm::Function *fn = m.getFunction(name))
     return fn;
-  bool masked = how == RowMask::Lanes, rowMasked = how == RowMask::Rows;
   // void (ptr buf, ptr data, i64 rowStride, i64 rows, i64 row0, i64 rowSize,
-  //       i64 first, i64 size, i64 n, i1 ok[, other][, ptr mask])
+  //       i64 first, i64 size, i64 n, i1 ok[, iN other][, ptr mask])
   // moves a [rows, n] tile: tile element (t, j) is tensor element (row0 + t,
   // first + j) of the 2-D slice at `data` (element (0, 0) of the slice, rows
   // rowStride apart, rowSize rows of size columns). Elements outside the
   // slice, or every element when !ok, read `other` (loads) or are not written
   // (stores); so do elements whose byte of `mask` ([rows, n]) is 0 (Lanes),
   // and whole rows whose first byte is 0 (Rows).
-  auto *ptr = b_.getPtrTy();
-  auto *i64t = b_.getInt64Ty();
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64t = llvm::Type::getInt64Ty(ctx);
   std::vector<llvm::Type *> params = {ptr, ptr, i64t, i64t, i64t, i64t,
-                                      i64t, i64t, i64t, b_.getInt1Ty()};
+                                      i64t, i64t, i64t, llvm::Type::getInt1Ty(ctx)};
   if (isLoad)
-    params.push_back(memType(k));
-  if (how != RowMask::None)
+    params.push_back(llvm::Type::getIntNTy(ctx, 8 * width));
+  if (how != ir::RowMask::None)
     params.push_back(ptr);
-  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  fn = llvm::Function::Create(ft, llvm::Function::InternalLinkage,
-                              std::string(isLoad ? "tile.rows.load" : "tile.rows.store") +
-                                  (masked      ? ".masked.b"
-                                   : rowMasked ? ".rowmasked.b"
-                                               : ".b") +
-                                  std::to_string(8 * eb),
-                              module_);
+  auto *ft = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+  llvm::Function *fn = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  return fn;
+}
+
+void CodeGen::defineRowMove(llvm::Function *fn, unsigned width, bool isLoad, RowMask how) {
+  assert(fn->isDeclaration() && "row-move function defined twice");
+  const ScalarKind k = width == 1 ? ScalarKind::U8 : width == 2 ? ScalarKind::U16
+                     : width == 4 ? ScalarKind::U32 : ScalarKind::I64;
+  bool masked = how == RowMask::Lanes, rowMasked = how == RowMask::Rows;
   fn->addFnAttr("target-cpu", target_.cpu);
   fn->addFnAttr("target-features", target_.features);
 
-  llvm::Function *savedFn = fn_;
-  llvm::DISubprogram *savedSp = debug_.subprogram;
-  llvm::IRBuilderBase::InsertPointGuard guard(b_);
   fn_ = fn;
-  // A helper shared by every access has no source location of its own.
-  debug_.subprogram = nullptr;
+  // A helper shared by every kernel has no source location of its own.
   b_.SetCurrentDebugLocation(llvm::DebugLoc());
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   llvm::Value *buf = fn->getArg(0), *data = fn->getArg(1), *rowStride = fn->getArg(2),
@@ -409,9 +412,7 @@ llvm::Function *CodeGen::rowMoveFunction(ScalarKind kind, bool isLoad, RowMask h
     });
   });
   b_.CreateRetVoid();
-  fn_ = savedFn;
-  debug_.subprogram = savedSp;
-  return fn;
+  fn_ = nullptr;
 }
 
 void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
@@ -420,7 +421,8 @@ void CodeGen::emitPartialRows(bool isLoad, const TensorInfo &t,
                               llvm::Value *other, llvm::Value *mask, RowMask how) {
   ScalarKind k = t.elem;
   unsigned rank = t.sizes.size(), r = shape.size(), lead = rank - r;
-  llvm::Function *rowFn = rowMoveFunction(k, isLoad, mask ? how : RowMask::None);
+  llvm::Function *rowFn =
+      declareRowMove(module_, ir::byteWidth(k), isLoad, mask ? how : RowMask::None);
   llvm::Value *leadOk = b_.getTrue(), *leadBase = i64(0);
   for (unsigned d = 0; d < lead; ++d) {
     leadOk = b_.CreateAnd(leadOk, b_.CreateICmpSGE(off[d], i64(0)));
