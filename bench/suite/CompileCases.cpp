@@ -9,7 +9,9 @@
 // new process would); an in-process hit (the operator hot path); the
 // launch's argument check; and a hit plus a one-program launch (the whole
 // fixed cost of a call from the host). The front end on a long generated
-// kernel (its time against the kernel's size).
+// kernel (its time against the kernel's size). Kernel memory: what each
+// cached kernel keeps (its code pages, the heap, the resident set), and a
+// long stream of kernels through a tier bounded at 16 MiB.
 //
 //===----------------------------------------------------------------------===//
 #include "MachineLimits.h"
@@ -25,11 +27,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include <malloc.h>
 #include <unistd.h>
 
 using namespace tilejit;
@@ -304,6 +309,206 @@ Result hitAndLaunch(Context &ctx) {
   return r;
 }
 
+/// What the process holds at one moment: its resident set (VmRSS, 0
+/// where /proc says nothing) and the bytes malloc has handed out and not
+/// had back (mallinfo2: the heap in use, free chunks it keeps not counted).
+struct Footprint {
+  double rss = 0, heap = 0;
+
+  static Footprint now() {
+    Footprint f;
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("VmRSS:", 0) == 0)
+        f.rss = std::strtod(line.c_str() + 6, nullptr) * 1024; // kB
+    const struct mallinfo2 m = ::mallinfo2();
+    f.heap = static_cast<double>(m.uordblks + m.hblkhd);
+    return f;
+  }
+};
+
+/// The in-memory tier set up for a memory case, and put back as it was
+/// (its bound, the disk tier, nothing left in it) when the case ends, so
+/// that the cases after it run as they would have.
+class TierForCase {
+public:
+  explicit TierForCase(uint64_t bound)
+      : c_(jit::Compiler::instance()), disk_(c_.diskCache()),
+        bound_(c_.stats().memoryMaxBytes) {
+    c_.setDiskCache(jit::DiskCache()); // every request a compile
+    c_.clearMemoryCache();
+    c_.setMemoryCacheMaxBytes(bound);
+  }
+  ~TierForCase() {
+    c_.clearMemoryCache();
+    c_.setMemoryCacheMaxBytes(bound_);
+    c_.setDiskCache(disk_);
+  }
+  jit::Compiler &compiler() { return c_; }
+
+private:
+  jit::Compiler &c_;
+  jit::DiskCache disk_;
+  uint64_t bound_;
+};
+
+/// The `i`th of a stream of distinct specialisations of the tutorial's
+/// kernel: BN = 16, 24, 32, ... (the code is a loop over the tile, of one
+/// size whatever BN).
+jit::Specialization scaleSpec(int i, const char *dtype = "f32") {
+  return {{"T", dtype}, {"BN", std::to_string(16 + 8 * i)}};
+}
+
+/// Compiles specialisation `i` of the tutorial's kernel (a compile, not a
+/// hit) and lets go of it (the tier keeps it, or not); its seconds, or -1
+/// with `error` set. `codeBytes`, if given, gets what the kernel maps.
+double compileScale(jit::Compiler &c, int i, std::string &error, uint64_t *codeBytes = nullptr,
+                    const char *dtype = "f32") {
+  const auto start = std::chrono::steady_clock::now();
+  auto k = c.get(scaleSource(), "scale", scaleSpec(i, dtype));
+  const double s = msSince(start) / 1e3;
+  if (!k) {
+    error = llvm::toString(k.takeError());
+    return -1;
+  }
+  if (!k->compiled) {
+    error = "a request was served from a cache, not compiled";
+    return -1;
+  }
+  if (codeBytes)
+    *codeBytes = k->kernel->codeBytes();
+  return s;
+}
+
+/// Resident bytes per cached kernel: `n` distinct specialisations of the
+/// tutorial's kernel compiled into an empty tier whose bound they stay far
+/// below; per kernel, the mean of what each maps (codeBytes), the growth of
+/// the bytes mapped for all kernels, of the heap in use (what a cached
+/// kernel keeps besides its code: its JIT state, the cache's entry, its
+/// key) and of the process's resident set. A few compiles of another
+/// dtype first, dropped, so that what the first compile of a process
+/// allocates once is not counted.
+Result bytesPerKernel(Context &ctx) {
+  const int n = ctx.options().quick ? 40 : 200;
+  TierForCase tier(uint64_t(1) << 30);
+  jit::Compiler &c = tier.compiler();
+  Result r;
+  r.bound = Bound::Compile;
+  for (int i = 0; i < 8 && r.error.empty(); ++i)
+    compileScale(c, i, r.error, nullptr, "f16");
+  c.clearMemoryCache();
+  const jit::CacheStats before = c.stats();
+  const Footprint f0 = Footprint::now();
+  double code = 0;
+  std::vector<double> seconds;
+  for (int i = 0; i < n && r.error.empty(); ++i) {
+    uint64_t bytes = 0;
+    seconds.push_back(compileScale(c, i, r.error, &bytes));
+    code += static_cast<double>(bytes);
+  }
+  const Footprint f1 = Footprint::now();
+  const jit::CacheStats after = c.stats();
+  if (!r.error.empty())
+    return r;
+  if (after.evictions != before.evictions || after.entries != uint64_t(n)) {
+    r.error = "the tier did not keep every kernel (" + std::to_string(after.entries) +
+              " entries, " + std::to_string(after.evictions - before.evictions) + " evictions)";
+    return r;
+  }
+  const double kernels = n;
+  r.samples = n;
+  r.genSeconds = bench::median(seconds);
+  r.extra = {{"kernels", kernels},
+             {"code_bytes_per_kernel", code / kernels},
+             {"mapped_bytes_per_kernel",
+              (static_cast<double>(after.mappedBytes) - static_cast<double>(before.mappedBytes)) /
+                  kernels},
+             {"heap_bytes_per_kernel", (f1.heap - f0.heap) / kernels},
+             {"rss_bytes_per_kernel", (f1.rss - f0.rss) / kernels}};
+  r.note = "kernel memory: distinct specialisations of the tutorial's kernel (f32, BN = 16, "
+           "24, ...) compiled one after another, no disk tier; the time is the median compile";
+  return r;
+}
+
+/// The bound held: a stream of `m` distinct specialisations of the
+/// tutorial's kernel, compiled one after another with the tier bounded at
+/// 16 MiB; the most the tier held after any request (at most the bound),
+/// the bytes mapped for all kernels at the end, the evictions, and the
+/// growth of the heap in use and of the resident set over the stream, over
+/// its second half and from the first eviction on (flat once the tier is
+/// full and each new kernel evicts an old one). Also the median request
+/// before the tier was full and after (each then evicts), and one eviction
+/// from the full tier alone.
+Result boundHeld(Context &ctx) {
+  const int m = ctx.options().quick ? 100 : 3000;
+  const uint64_t bound = uint64_t(16) << 20;
+  TierForCase tier(bound);
+  jit::Compiler &c = tier.compiler();
+  Result r;
+  r.bound = Bound::Compile;
+  const jit::CacheStats before = c.stats();
+  const Footprint f0 = Footprint::now();
+  Footprint half = f0, atFull;
+  int firstEviction = -1;
+  uint64_t most = 0;
+  std::vector<double> seconds;
+  for (int i = 0; i < m && r.error.empty(); ++i) {
+    seconds.push_back(compileScale(c, i, r.error));
+    const jit::CacheStats s = c.stats();
+    most = std::max(most, s.memoryBytes);
+    if (i + 1 == m / 2)
+      half = Footprint::now();
+    if (firstEviction < 0 && s.evictions != before.evictions) {
+      firstEviction = i;
+      atFull = Footprint::now();
+    }
+  }
+  const Footprint f1 = Footprint::now();
+  const jit::CacheStats after = c.stats();
+  if (!r.error.empty())
+    return r;
+  r.samples = m;
+  r.genSeconds = bench::median(seconds);
+  r.extra = {
+      {"kernels", static_cast<double>(m)},
+      {"bound_bytes", static_cast<double>(bound)},
+      {"max_memory_bytes", static_cast<double>(most)},
+      {"final_memory_bytes", static_cast<double>(after.memoryBytes)},
+      {"final_entries", static_cast<double>(after.entries)},
+      {"final_mapped_bytes", static_cast<double>(after.mappedBytes)},
+      {"evictions", static_cast<double>(after.evictions - before.evictions)},
+      {"heap_growth_bytes", f1.heap - f0.heap},
+      {"heap_growth_second_half_bytes", f1.heap - half.heap},
+      {"rss_growth_bytes", f1.rss - f0.rss},
+      {"rss_growth_second_half_bytes", f1.rss - half.rss}};
+  const auto full = firstEviction < 0 ? seconds.end() : seconds.begin() + firstEviction;
+  if (full != seconds.begin())
+    r.extra.push_back({"compile_before_full_ms", bench::median({seconds.begin(), full}) * 1e3});
+  if (firstEviction >= 0) {
+    r.extra.push_back({"kernels_after_full", static_cast<double>(m - firstEviction)});
+    r.extra.push_back({"compile_after_full_ms", bench::median({full, seconds.end()}) * 1e3});
+    r.extra.push_back({"heap_growth_after_full_bytes", f1.heap - atFull.heap});
+    r.extra.push_back({"rss_growth_after_full_bytes", f1.rss - atFull.rss});
+    // One eviction from the full tier alone (its scan of the entries, the
+    // kernel's code freed): the bound lowered by one kernel's bytes, five
+    // times; the median.
+    const uint64_t one = after.entries ? after.memoryBytes / after.entries : 1;
+    std::vector<double> evict;
+    for (uint64_t k = 1; k <= 5; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      c.setMemoryCacheMaxBytes(bound - k * one);
+      evict.push_back(msSince(start));
+    }
+    r.extra.push_back({"evict_one_ms", bench::median(evict)});
+  }
+  if (most > bound)
+    r.error = "the tier held " + std::to_string(most) + " bytes, above its bound of " +
+              std::to_string(bound);
+  r.note = "kernel memory: distinct specialisations of the tutorial's kernel (f32, BN = 16, "
+           "24, ...) compiled one after another, no disk tier; the time is the median compile";
+  return r;
+}
+
 /// Parse, sema, the Tile IR pipeline and the verifier (no LLVM) of a kernel
 /// of `n` sequential loops and ifs, each with its own tile arithmetic;
 /// seconds, or -1 with `error` set.
@@ -407,5 +612,7 @@ bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile",
                     hitAndLaunch);
 bench::Registrar r5("compile/front-end/4000-loops-and-ifs", "compile",
                     frontEndScaling);
+bench::Registrar rBytes("compile/memory/bytes-per-kernel/scale-f32", "compile", bytesPerKernel);
+bench::Registrar rBound("compile/memory/bound-16MiB/scale-f32", "compile", boundHeld);
 
 } // namespace
