@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -359,25 +360,33 @@ jit::Specialization scaleSpec(int i, const char *dtype = "f32") {
   return {{"T", dtype}, {"BN", std::to_string(16 + 8 * i)}};
 }
 
+/// One request of a kernel memory case: its seconds (-1: it failed), the
+/// compile's own (the pipeline, from the parse lookup to the link), and what
+/// the kernel maps.
+struct ScaleRequest {
+  double seconds = -1, compileMs = 0;
+  uint64_t codeBytes = 0;
+};
+
 /// Compiles specialisation `i` of the tutorial's kernel (a compile, not a
-/// hit) and lets go of it (the tier keeps it, or not); its seconds, or -1
-/// with `error` set. `codeBytes`, if given, gets what the kernel maps.
-double compileScale(jit::Compiler &c, int i, std::string &error, uint64_t *codeBytes = nullptr,
-                    const char *dtype = "f32") {
+/// hit) and lets go of it (the tier keeps it, or not); a failure sets
+/// `error`.
+ScaleRequest compileScale(jit::Compiler &c, int i, std::string &error, const char *dtype = "f32") {
   const auto start = std::chrono::steady_clock::now();
   auto k = c.get(scaleSource(), "scale", scaleSpec(i, dtype));
-  const double s = msSince(start) / 1e3;
+  ScaleRequest q;
+  q.seconds = msSince(start) / 1e3;
   if (!k) {
     error = llvm::toString(k.takeError());
-    return -1;
+    return {};
   }
   if (!k->compiled) {
     error = "a request was served from a cache, not compiled";
-    return -1;
+    return {};
   }
-  if (codeBytes)
-    *codeBytes = k->kernel->codeBytes();
-  return s;
+  q.compileMs = k->kernel->times().total;
+  q.codeBytes = k->kernel->codeBytes();
+  return q;
 }
 
 /// Resident bytes per cached kernel: `n` distinct specialisations of the
@@ -395,16 +404,16 @@ Result bytesPerKernel(Context &ctx) {
   Result r;
   r.bound = Bound::Compile;
   for (int i = 0; i < 8 && r.error.empty(); ++i)
-    compileScale(c, i, r.error, nullptr, "f16");
+    compileScale(c, i, r.error, "f16");
   c.clearMemoryCache();
   const jit::CacheStats before = c.stats();
   const Footprint f0 = Footprint::now();
   double code = 0;
   std::vector<double> seconds;
   for (int i = 0; i < n && r.error.empty(); ++i) {
-    uint64_t bytes = 0;
-    seconds.push_back(compileScale(c, i, r.error, &bytes));
-    code += static_cast<double>(bytes);
+    const ScaleRequest q = compileScale(c, i, r.error);
+    seconds.push_back(q.seconds);
+    code += static_cast<double>(q.codeBytes);
   }
   const Footprint f1 = Footprint::now();
   const jit::CacheStats after = c.stats();
@@ -436,9 +445,9 @@ Result bytesPerKernel(Context &ctx) {
 /// the bytes mapped for all kernels at the end, the evictions, and the
 /// growth of the heap in use and of the resident set over the stream, over
 /// its second half and from the first eviction on (flat once the tier is
-/// full and each new kernel evicts an old one). Also the median request
-/// before the tier was full and after (each then evicts), and one eviction
-/// from the full tier alone.
+/// full and each new kernel evicts an old one). Also the median request,
+/// and the median compile in it, before the tier was full and after (each
+/// request then evicts), and one eviction from the full tier alone.
 Result boundHeld(Context &ctx) {
   const int m = ctx.options().quick ? 100 : 3000;
   const uint64_t bound = uint64_t(16) << 20;
@@ -451,9 +460,11 @@ Result boundHeld(Context &ctx) {
   Footprint half = f0, atFull;
   int firstEviction = -1;
   uint64_t most = 0;
-  std::vector<double> seconds;
+  std::vector<double> seconds, compileMs;
   for (int i = 0; i < m && r.error.empty(); ++i) {
-    seconds.push_back(compileScale(c, i, r.error));
+    const ScaleRequest q = compileScale(c, i, r.error);
+    seconds.push_back(q.seconds);
+    compileMs.push_back(q.compileMs);
     const jit::CacheStats s = c.stats();
     most = std::max(most, s.memoryBytes);
     if (i + 1 == m / 2)
@@ -481,12 +492,21 @@ Result boundHeld(Context &ctx) {
       {"heap_growth_second_half_bytes", f1.heap - half.heap},
       {"rss_growth_bytes", f1.rss - f0.rss},
       {"rss_growth_second_half_bytes", f1.rss - half.rss}};
-  const auto full = firstEviction < 0 ? seconds.end() : seconds.begin() + firstEviction;
-  if (full != seconds.begin())
-    r.extra.push_back({"compile_before_full_ms", bench::median({seconds.begin(), full}) * 1e3});
+  // The median request, and the median compile in it, before the tier
+  // was full and from the first eviction on.
+  const size_t full = firstEviction < 0 ? seconds.size() : static_cast<size_t>(firstEviction);
+  auto medianOf = [](const std::vector<double> &v, size_t from, size_t to) {
+    return bench::median({v.begin() + static_cast<std::ptrdiff_t>(from),
+                          v.begin() + static_cast<std::ptrdiff_t>(to)});
+  };
+  if (full > 0) {
+    r.extra.push_back({"request_before_full_ms", medianOf(seconds, 0, full) * 1e3});
+    r.extra.push_back({"compile_before_full_ms", medianOf(compileMs, 0, full)});
+  }
   if (firstEviction >= 0) {
     r.extra.push_back({"kernels_after_full", static_cast<double>(m - firstEviction)});
-    r.extra.push_back({"compile_after_full_ms", bench::median({full, seconds.end()}) * 1e3});
+    r.extra.push_back({"request_after_full_ms", medianOf(seconds, full, seconds.size()) * 1e3});
+    r.extra.push_back({"compile_after_full_ms", medianOf(compileMs, full, compileMs.size())});
     r.extra.push_back({"heap_growth_after_full_bytes", f1.heap - atFull.heap});
     r.extra.push_back({"rss_growth_after_full_bytes", f1.rss - atFull.rss});
     // One eviction from the full tier alone (its scan of the entries, the
