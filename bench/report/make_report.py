@@ -6,8 +6,12 @@
 writes OUTDIR/<host>-<commit>.md and, beside it, PNG and SVG plots:
 <stem>-roofline (every kernel against the machine's limits measured in the
 run), <stem>-<op> (generated vs hand-written vs peer times per operator) and
-<stem>-compile (compile latency per stage). Prints the summary table (one
-line per operator's headline case) on stdout, for the README. The python/
+<stem>-compile (each cold compile's stages as shares of its time). Prints
+the summary table (one line per operator's headline case) on stdout, for
+the README. The compile section has two tables of its own: "Compile
+latency" (a row per cold-compile case, `compile/cold/...`, a column per
+stage) and "Kernel memory" (the `compile/memory/...` cases' figures: bytes
+per cached kernel, the in-memory tier's bound and what it held). The python/
 cases (tilejit's Python package against the C++ API and the C API) have a
 table of their own, "Python overhead", with the target beside each figure.
 A run at several thread counts (`tilejit bench --threads 1,2,all`: the
@@ -163,11 +167,147 @@ def group(doc):
 STAGES = ["parse_ms", "sema_ms", "tile_passes_ms", "codegen_ms", "llvm_opt_ms", "machine_code_ms", "link_ms"]
 
 
+STAGE_TITLES = {
+    "parse_ms": "parse", "sema_ms": "sema", "tile_passes_ms": "Tile IR passes",
+    "codegen_ms": "codegen", "llvm_opt_ms": "LLVM opt", "machine_code_ms": "machine code",
+    "link_ms": "link",
+}
+# The compile cases with tables of their own, by the start of their names.
+COLD_PREFIX = "compile/cold/"
+MEMORY_PREFIX = "compile/memory/"
+
+
 def stage_items(extra):
     """The compile stages of `extra` in pipeline order (JSON objects come
     back sorted by name), then any other figures."""
     known = [(k, extra[k]) for k in STAGES if k in extra]
     return known + [(k, v) for k, v in extra.items() if k not in STAGES and k.endswith("_ms")]
+
+
+def cold_cases(cases):
+    return [c for c in cases if c["name"].startswith(COLD_PREFIX)]
+
+
+def memory_cases(cases):
+    return [c for c in cases if c["name"].startswith(MEMORY_PREFIX)]
+
+
+def compile_latency_section(cases):
+    """The cold compiles: a row per case, its time and each stage's median
+    (ms), and the code and data its kernel maps."""
+    cold = cold_cases(cases)
+    if not cold:
+        return ""
+    stages = [k for k in STAGES if any(k in (c.get("extra") or {}) for c in cold)]
+    out = "### Compile latency\n\n"
+    out += (
+        "Each kernel compiled from nothing (the in-memory tier emptied, no disk tier): the median "
+        "over the compiles of the whole request and of each stage (ms; the stages' medians need "
+        "not add up to the request's); machine code includes the link into the JIT. Mapped: the "
+        "pages of code and data the kernel keeps mapped.\n\n"
+    )
+    out += "| kernel | compiles | time | " + " | ".join(f"{STAGE_TITLES.get(k, k[:-3])} (ms)" for k in stages)
+    out += " | mapped |\n|---|---|---|" + "---|" * len(stages) + "---|\n"
+    for c in cold:
+        name = c["name"][len(COLD_PREFIX):]
+        if c.get("error"):
+            out += f"| {name} | | error: {c['error']} |" + " |" * len(stages) + " |\n"
+            continue
+        extra = c.get("extra") or {}
+        cells = [fmt_num(extra.get(k)) for k in stages]
+        out += (f"| {name} | {c.get('samples') or ''} | {fmt_time(c.get('generated_s'))} | "
+                + " | ".join(cells) + f" | {fmt_bytes(extra.get('code_bytes'))} |\n")
+    return out + "\n"
+
+
+def fmt_count(v):
+    return "" if v is None else f"{v:.0f}"
+
+
+def fmt_signed_bytes(b):
+    """Bytes that may be negative or zero (a growth)."""
+    if b is None:
+        return ""
+    if b == 0:
+        return "0 B"
+    return ("-" if b < 0 else "") + fmt_bytes(abs(b))
+
+
+def fmt_kib(b):
+    """Bytes in whole KiB with separators: a tier's bytes beside its bound,
+    where three digits would show both as the same MiB."""
+    return "" if b is None else f"{b / 1024:,.0f} KiB"
+
+
+def fmt_ms(v):
+    return "" if v is None else fmt_time(v / 1e3)
+
+
+# The memory cases' figures, in the table's order: (key, what it is, format).
+MEMORY_FIGURES = [
+    ("kernels", "kernels compiled", fmt_count),
+    ("request_before_full_ms", "median request before the tier was full", fmt_ms),
+    ("compile_before_full_ms", "median compile before it was full (the pipeline alone)", fmt_ms),
+    ("request_after_full_ms", "median request once it was full (each evicts)", fmt_ms),
+    ("compile_after_full_ms", "median compile once it was full (the pipeline alone)", fmt_ms),
+    ("evict_one_ms", "one eviction from the full tier", fmt_ms),
+    ("code_bytes_per_kernel", "code and data each kernel maps (mean)", fmt_bytes),
+    ("mapped_bytes_per_kernel", "growth of all kernels' mapped bytes, per kernel", fmt_signed_bytes),
+    ("heap_bytes_per_kernel", "growth of the heap in use, per kernel", fmt_signed_bytes),
+    ("rss_bytes_per_kernel", "growth of the resident set, per kernel", fmt_signed_bytes),
+    ("bound_bytes", "the tier's bound", fmt_kib),
+    ("max_memory_bytes", "the most the tier held", fmt_kib),
+    ("final_memory_bytes", "the tier at the end", fmt_kib),
+    ("final_entries", "kernels in the tier at the end", fmt_count),
+    ("final_mapped_bytes", "all kernels' mapped bytes at the end", fmt_kib),
+    ("evictions", "evictions", fmt_count),
+    ("kernels_after_full", "requests from the first eviction on", fmt_count),
+    ("heap_growth_bytes", "growth of the heap in use over the stream", fmt_signed_bytes),
+    ("heap_growth_second_half_bytes", "growth of the heap in use over the second half", fmt_signed_bytes),
+    ("heap_growth_after_full_bytes", "growth of the heap in use from the first eviction on", fmt_signed_bytes),
+    ("rss_growth_bytes", "growth of the resident set over the stream", fmt_signed_bytes),
+    ("rss_growth_second_half_bytes", "growth of the resident set over the second half", fmt_signed_bytes),
+    ("rss_growth_after_full_bytes", "growth of the resident set from the first eviction on", fmt_signed_bytes),
+]
+
+
+def bound_held(extra):
+    """"yes" or "no" where the case has a bound and the most held ("yes
+    (never full)" where nothing was evicted: a stream too short to test
+    it), else ""."""
+    if "bound_bytes" not in extra or "max_memory_bytes" not in extra:
+        return ""
+    if extra["max_memory_bytes"] > extra["bound_bytes"]:
+        return "no"
+    return "yes (never full)" if extra.get("evictions") == 0 else "yes"
+
+
+def kernel_memory_section(cases):
+    """The memory cases: a row per figure, a column per case (empty where a
+    case has no such figure)."""
+    mem = memory_cases(cases)
+    if not mem:
+        return ""
+    out = "### Kernel memory\n\n"
+    out += (
+        "Distinct specialisations of a trivial kernel compiled one after another, no disk tier: "
+        "what each cached kernel keeps, and the in-memory tier under a bound "
+        "(`Compiler::setMemoryCacheMaxBytes`; it counts each kernel's code and data pages), least "
+        "recently used out. Mapped bytes are the pages of code and data of every kernel alive; "
+        "the heap in use is what malloc has handed out and not had back (mallinfo2); the "
+        "resident set is the process's (VmRSS).\n\n"
+    )
+    extras = [c.get("extra") or {} for c in mem]
+    out += "| figure | " + " | ".join(c["name"][len(MEMORY_PREFIX):] for c in mem) + " |\n"
+    out += "|---|" + "---|" * len(mem) + "\n"
+    out += "| compile (median) | " + " | ".join(
+        f"error: {c['error']}" if c.get("error") else fmt_time(c.get("generated_s")) for c in mem) + " |\n"
+    for key, title, fmt in MEMORY_FIGURES:
+        if any(key in e for e in extras):
+            out += f"| {title} | " + " | ".join(fmt(e.get(key)) for e in extras) + " |\n"
+    if any(bound_held(e) for e in extras):
+        out += "| the bound held | " + " | ".join(bound_held(e) for e in extras) + " |\n"
+    return out + "\n"
 
 
 def save(fig, outdir, name):
@@ -273,20 +413,32 @@ def plots(doc, by_op, outdir, stem):
         plt.close(fig)
         made[op] = f"{stem}-{op}.png"
 
-    # Compile latency per stage.
-    cold = [c for c in by_op.get("compile", []) if c.get("extra") and c.get("generated_s")]
+    # Compile latency per stage: each cold compile's stages as shares of its
+    # time (kernels differ by orders of magnitude), its time beside it.
+    cold = [c for c in cold_cases(by_op.get("compile", [])) if c.get("extra") and c.get("generated_s")]
+    if not cold:
+        # A document of older runs: the first compile case with stages.
+        cold = [c for c in by_op.get("compile", []) if c.get("extra") and c.get("generated_s")][:1]
     if cold:
-        c = cold[0]
-        stages = [(k[:-3].replace("_", " "), v) for k, v in stage_items(c["extra"])]
-        fig, ax = plt.subplots(figsize=(9, 2.2))
-        left = 0
-        for name, v in stages:
-            ax.barh([0], [v], left=left, label=f"{name} {v:.1f} ms")
-            left += v
-        ax.set_yticks([])
-        ax.set_xlabel("ms")
-        ax.set_title(f"Cold compile by stage: {c['name']} ({fmt_time(c['generated_s'])} in all)")
-        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+        stages = [k for k in STAGES if any(k in c["extra"] for c in cold)]
+        fig, ax = plt.subplots(figsize=(9, 0.4 * len(cold) + 1.6))
+        ys = list(range(len(cold)))
+        left = [0.0] * len(cold)
+        for k in stages:
+            shares = [100 * c["extra"].get(k, 0) / (c["generated_s"] * 1e3) for c in cold]
+            ax.barh(ys, shares, left=left, label=STAGE_TITLES.get(k, k[:-3]))
+            left = [a + b for a, b in zip(left, shares)]
+        for y, c in zip(ys, cold):
+            ax.annotate(fmt_time(c["generated_s"]), (max(left[y], 100), y), fontsize=7,
+                        xytext=(4, -3), textcoords="offset points")
+        ax.set_yticks(ys)
+        ax.set_yticklabels([c["name"][len(COLD_PREFIX):] if c["name"].startswith(COLD_PREFIX)
+                            else c["name"] for c in cold], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 118)
+        ax.set_xlabel("% of the cold compile (median of each stage over the median time)")
+        ax.set_title("Cold compile by stage")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
         save(fig, outdir, f"{stem}-compile")
         plt.close(fig)
         made["compile"] = f"{stem}-compile.png"
@@ -537,10 +689,14 @@ def report(doc, outdir):
             md += "\nPeer output against tilejit's (max abs difference): "
             md += ", ".join(f"{n.split('/', 1)[1]} {d:.3g}" for n, d in diffs) + ".\n"
         if op == "compile":
+            tables = cold_cases(cases) + memory_cases(cases)
             for c in cases:
-                if c.get("extra"):
-                    md += "\nStages of " + c["name"] + ": "
+                if c.get("extra") and c not in tables and stage_items(c["extra"]):
+                    md += "\nFigures of " + c["name"] + ": "
                     md += ", ".join(f"{k[:-3].replace('_', ' ')} {v:.3g} ms" for k, v in stage_items(c["extra"])) + ".\n"
+            if tables:
+                body = compile_latency_section(cases) + kernel_memory_section(cases)
+                md += "\n" + body.rstrip("\n") + "\n"
         if op in made:
             md += f"\n![{op}]({made[op]})\n"
         md += "\n"

@@ -11,7 +11,13 @@ such section. A peer whose process loaded the reference BLAS is "no peer
 BLAS detection (bench/peer/blas.py) reads fake /proc/PID/maps texts. A run
 at several thread counts (testdata/scaling.json: the document's `scaling`)
 has a "Thread scaling" table whose figures read back; a run at one count
-has none.
+has none. The compile section's "Compile latency" table has a row per
+cold-compile case (compile/cold/...) whose time, stages and mapped bytes
+read back, an error shown where one failed, a link column for documents of
+older runs that have one; its "Kernel memory" table has a column per
+compile/memory/ case whose figures read back, with "the bound held" yes,
+no, or "yes (never full)" for a stream that evicted nothing; a document
+without such cases has neither table.
 
     test_make_report.py            (exit 0: pass; 77: matplotlib missing)
     python3 -m pytest bench/report (the test_* functions; the same checks)
@@ -30,6 +36,16 @@ import blas  # noqa: E402
 import make_report  # noqa: E402
 
 UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+
+
+BYTE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def parse_bytes(text):
+    """A size as make_report writes it: '12 KiB', '-1.2 MiB', '16,384 KiB'."""
+    m = re.fullmatch(r"(-?[0-9.,e+]+) (B|KiB|MiB|GiB)", text)
+    assert m, f"not a size: {text!r}"
+    return float(m.group(1).replace(",", "")) * BYTE_UNITS[m.group(2)]
 
 
 def parse_time(text):
@@ -101,6 +117,7 @@ def check(doc, outdir, failures):
             failures.append(f"{c['name']}: a decode-sized call has no roofline fraction")
 
     check_python(doc, md, failures)
+    check_compile_tables(doc, md, failures)
 
     # The summary: one line per operator with a case that ran (the python/
     # cases are not an operator).
@@ -135,6 +152,79 @@ def check(doc, outdir, failures):
         if f"({stem}-{kind}.png)" not in md:
             failures.append(f"plot {kind} not linked")
     return md
+
+
+def check_compile_tables(doc, md, failures):
+    """The "Compile latency" table (a row per compile/cold/ case) and the
+    "Kernel memory" table (a column per compile/memory/ case): every figure
+    reads back as the document's, to the digits shown."""
+    cold = [c for c in doc["cases"] if c["name"].startswith("compile/cold/")]
+    mem = [c for c in doc["cases"] if c["name"].startswith("compile/memory/")]
+    if bool(cold) != ("### Compile latency" in md):
+        failures.append(f"{len(cold)} cold-compile cases, Compile latency table: {'### Compile latency' in md}")
+    if bool(mem) != ("### Kernel memory" in md):
+        failures.append(f"{len(mem)} memory cases, Kernel memory table: {'### Kernel memory' in md}")
+    header = next((line for line in md.splitlines() if line.startswith("| kernel | compiles |")), "")
+    columns = [h.strip() for h in header.strip("|").split("|")]
+    rows = {r[0]: r for r in table_rows(md, "| kernel | compiles |")}
+    for c in cold:
+        name = c["name"][len("compile/cold/"):]
+        r = rows.get(name)
+        if r is None:
+            failures.append(f"no Compile latency row for {c['name']}")
+            continue
+        if len(r) != len(columns):
+            failures.append(f"{name}: {len(r)} cells for {len(columns)} columns")
+            continue
+        if c["error"]:
+            if r[2] != f"error: {c['error']}":
+                failures.append(f"{name}: error not shown: {r}")
+            continue
+        if int(r[1]) != c["samples"] or not close(parse_time(r[2]), c["generated_s"]):
+            failures.append(f"{name}: compiles and time {r[1:3]} != {c['samples']}, {c['generated_s']}")
+        for key, title in make_report.STAGE_TITLES.items():
+            col = f"{title} (ms)"
+            if key in c["extra"] and (col not in columns or not close(float(r[columns.index(col)]),
+                                                                        c["extra"][key])):
+                failures.append(f"{name}: {col} not {c['extra'][key]}: {r}")
+        if "code_bytes" in c["extra"] and not close(parse_bytes(r[-1]), c["extra"]["code_bytes"]):
+            failures.append(f"{name}: mapped {r[-1]!r} != {c['extra']['code_bytes']}")
+    # Kernel memory: a row per figure, a column per case.
+    rows = {r[0]: r[1:] for r in table_rows(md, "| figure |")}
+    titles = {key: (title, fmt) for key, title, fmt in make_report.MEMORY_FIGURES}
+    if len({t for t, _ in titles.values()}) != len(titles):
+        failures.append("two Kernel memory figures have one title")
+    for k, c in enumerate(mem):
+        if c["error"]:
+            if rows.get("compile (median)", [""] * len(mem))[k] != f"error: {c['error']}":
+                failures.append(f"{c['name']}: error not shown")
+            continue
+        if not close(parse_time(rows["compile (median)"][k]), c["generated_s"]):
+            failures.append(f"{c['name']}: compile time {rows['compile (median)'][k]!r}")
+        for key, v in c["extra"].items():
+            if key not in titles:
+                failures.append(f"{c['name']}: figure {key} has no row")
+                continue
+            cell = rows.get(titles[key][0], [""] * len(mem))[k]
+            if titles[key][1] is make_report.fmt_count:
+                ok = cell == f"{v:.0f}"
+            elif titles[key][1] is make_report.fmt_kib:
+                ok = cell == f"{v / 1024:,.0f} KiB"
+            elif titles[key][1] is make_report.fmt_ms:
+                ok = cell != "" and close(parse_time(cell), v / 1e3)
+            else:
+                ok = cell != "" and close(parse_bytes(cell), v)
+            if not ok:
+                failures.append(f"{c['name']}: {key} shown as {cell!r}, not {v}")
+        held = rows.get("the bound held", [""] * len(mem))[k]
+        if "bound_bytes" in c["extra"]:
+            want = "yes" if c["extra"]["max_memory_bytes"] <= c["extra"]["bound_bytes"] else "no"
+            if want == "yes" and c["extra"].get("evictions") == 0:
+                want = "yes (never full)"
+            if held != want:
+                failures.append(f"{c['name']}: the bound held {held!r}, expected {want!r}")
+        elif held:
+            failures.append(f"{c['name']}: no bound, but the bound held {held!r}")
 
 
 def check_python(doc, md, failures):
@@ -368,6 +458,86 @@ def test_thread_scaling_on_the_page():
         md = check(doc, out, failures)
         assert not failures, failures
         assert "## Thread scaling" not in md
+
+
+def test_compile_tables():
+    if not have_matplotlib():
+        import pytest
+        pytest.skip("matplotlib is not installed")
+    doc = canned()
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        md = check(doc, out, failures)
+    assert not failures, failures
+    section = md[md.index("### Compile latency"):md.index("## Python overhead")]
+    # Stages in pipeline order, no link column (no case has one).
+    assert "| kernel | compiles | time | parse (ms) | sema (ms) | Tile IR passes (ms) | codegen (ms) | " \
+           "LLVM opt (ms) | machine code (ms) | mapped |" in section
+    assert section.index("### Compile latency") < section.index("### Kernel memory") < \
+        section.index("-compile.png")
+    assert "| the bound held |  | yes |" in section
+
+
+def test_compile_tables_bound_exceeded():
+    doc = copy.deepcopy(canned())
+    for c in doc["cases"]:
+        if c["name"].startswith("compile/memory/bound-"):
+            c["extra"]["max_memory_bytes"] = c["extra"]["bound_bytes"] + 4096
+    cases = [c for c in doc["cases"] if c["op"] == "compile"]
+    md = make_report.kernel_memory_section(cases)
+    assert "| the most the tier held |  | 16,388 KiB |" in md
+    assert "| the bound held |  | no |" in md
+
+
+def test_compile_tables_bound_never_reached():
+    """A --quick stream stays below the bound: no evictions, no figures from
+    the first eviction on, and the bound held only because it was never
+    reached."""
+    if not have_matplotlib():
+        import pytest
+        pytest.skip("matplotlib is not installed")
+    doc = copy.deepcopy(canned())
+    for c in doc["cases"]:
+        if c["name"].startswith("compile/memory/bound-"):
+            e = c["extra"]
+            for key in ("request_after_full_ms", "compile_after_full_ms", "evict_one_ms",
+                        "kernels_after_full", "heap_growth_after_full_bytes",
+                        "rss_growth_after_full_bytes"):
+                del e[key]
+            e.update(kernels=100, max_memory_bytes=819200, final_memory_bytes=819200,
+                     final_entries=100, final_mapped_bytes=819200, evictions=0)
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        md = check(doc, out, failures)
+    assert not failures, failures
+    assert "| the bound held |  | yes (never full) |" in md
+    assert "one eviction from the full tier" not in md
+
+
+def test_compile_tables_older_document():
+    """A document of a run before the per-kernel cases: one cold compile with
+    a link stage and no mapped bytes, no memory cases."""
+    doc = copy.deepcopy(canned())
+    doc["cases"] = [c for c in doc["cases"] if not c["name"].startswith("compile/") or
+                    c["name"].startswith("compile/cold/flash-attention-fwd/")]
+    old = next(c for c in doc["cases"] if c["op"] == "compile")
+    del old["extra"]["code_bytes"]
+    old["extra"]["link_ms"] = 9.75
+    cases = [c for c in doc["cases"] if c["op"] == "compile"]
+    md = make_report.compile_latency_section(cases)
+    assert "| machine code (ms) | link (ms) | mapped |" in md
+    assert "| flash-attention-fwd/f16-D128-G4-causal | 3 | 412 ms | 1.5 | 2.25 | 8 | 20.5 | 250 | 120 | " \
+           "9.75 |  |" in md
+    assert make_report.kernel_memory_section(cases) == ""
+    if have_matplotlib():
+        failures = []
+        with tempfile.TemporaryDirectory() as out:
+            page = check(doc, out, failures)
+        assert not failures, failures
+        assert "### Kernel memory" not in page
+    # No compile cases at all: neither table.
+    assert make_report.compile_latency_section([]) == ""
+    assert make_report.kernel_memory_section([]) == ""
 
 
 def main():
