@@ -65,7 +65,8 @@ kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cd
 
 /// Milliseconds since `t`.
 double msSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t)
       .count();
 }
 
@@ -93,7 +94,9 @@ Result coldCompile(Context &ctx, const jit::KernelSource &source,
     c.clearMemoryCache();
     const auto start = std::chrono::steady_clock::now();
     DiagnosticEngine diags;
-    const bool parsed = dsl::parse(diags, diags.addBuffer(source.name(), source.text())) != nullptr;
+    const bool parsed =
+        dsl::parse(diags, diags.addBuffer(source.name(), source.text())) !=
+        nullptr;
     const double parseMs = msSince(start);
     if (!parsed) {
       r.error = diags.renderAll();
@@ -133,8 +136,9 @@ Result coldCompile(Context &ctx, const jit::KernelSource &source,
              {"machine_code_ms", stage(&jit::StageTimes::machineCode)},
              {"code_bytes", static_cast<double>(codeBytes)}};
   r.genSeconds = stage(&jit::StageTimes::total) / 1e3;
-  r.note = "cold compile: the medians over compiles from nothing, the text parsed again "
-           "for each; machine code includes the link into the JIT";
+  r.note = "cold compile: the medians over compiles from nothing, the text "
+           "parsed again for each; machine code includes the link into the "
+           "JIT";
   return r;
 }
 
@@ -359,7 +363,8 @@ private:
 /// the kernel's local-buffer budget (two f32 tiles of BN: BN < 24576) for
 /// the first 6000 or so.
 jit::Specialization scaleSpec(int i) {
-  return {{"T", i % 2 ? "f16" : "f32"}, {"BN", std::to_string(16 + 8 * (i / 2))}};
+  return {{"T", i % 2 ? "f16" : "f32"},
+          {"BN", std::to_string(16 + 8 * (i / 2))}};
 }
 
 /// One request of a kernel memory case: its seconds (-1: it failed), the
@@ -422,23 +427,26 @@ Result bytesPerKernel(Context &ctx) {
   if (!r.error.empty())
     return r;
   if (after.evictions != before.evictions || after.entries != uint64_t(n)) {
-    r.error = "the tier did not keep every kernel (" + std::to_string(after.entries) +
-              " entries, " + std::to_string(after.evictions - before.evictions) + " evictions)";
+    r.error = "the tier did not keep every kernel (" +
+              std::to_string(after.entries) + " entries, " +
+              std::to_string(after.evictions - before.evictions) +
+              " evictions)";
     return r;
   }
   const double kernels = n;
   r.samples = n;
   r.genSeconds = bench::median(seconds);
-  r.extra = {{"kernels", kernels},
-             {"code_bytes_per_kernel", code / kernels},
-             {"mapped_bytes_per_kernel",
-              (static_cast<double>(after.mappedBytes) - static_cast<double>(before.mappedBytes)) /
-                  kernels},
-             {"heap_bytes_per_kernel", (f1.heap - f0.heap) / kernels},
-             {"rss_bytes_per_kernel", (f1.rss - f0.rss) / kernels}};
-  r.note = "kernel memory: distinct specialisations of the tutorial's kernel (f32 and f16, "
-           "BN = 16, 24, ...) compiled one after another, no disk tier; the time is the "
-           "median compile";
+  r.extra = {
+      {"kernels", kernels},
+      {"code_bytes_per_kernel", code / kernels},
+      {"mapped_bytes_per_kernel", (static_cast<double>(after.mappedBytes) -
+                                   static_cast<double>(before.mappedBytes)) /
+                                      kernels},
+      {"heap_bytes_per_kernel", (f1.heap - f0.heap) / kernels},
+      {"rss_bytes_per_kernel", (f1.rss - f0.rss) / kernels}};
+  r.note = "kernel memory: distinct specialisations of the tutorial's kernel "
+           "(f32 and f16, BN = 16, 24, ...) compiled one after another, no "
+           "disk tier; the time is the median compile";
   return r;
 }
 
@@ -497,19 +505,24 @@ Result boundHeld(Context &ctx) {
       {"rss_growth_second_half_bytes", f1.rss - half.rss}};
   // The median request, and the median compile in it, before the tier
   // was full and from the first eviction on.
-  const size_t full = firstEviction < 0 ? seconds.size() : static_cast<size_t>(firstEviction);
+  const size_t full =
+      firstEviction < 0 ? seconds.size() : static_cast<size_t>(firstEviction);
   auto medianOf = [](const std::vector<double> &v, size_t from, size_t to) {
     return bench::median({v.begin() + static_cast<std::ptrdiff_t>(from),
                           v.begin() + static_cast<std::ptrdiff_t>(to)});
   };
   if (full > 0) {
-    r.extra.push_back({"request_before_full_ms", medianOf(seconds, 0, full) * 1e3});
+    r.extra.push_back(
+        {"request_before_full_ms", medianOf(seconds, 0, full) * 1e3});
     r.extra.push_back({"compile_before_full_ms", medianOf(compileMs, 0, full)});
   }
   if (firstEviction >= 0) {
-    r.extra.push_back({"kernels_after_full", static_cast<double>(m - firstEviction)});
-    r.extra.push_back({"request_after_full_ms", medianOf(seconds, full, seconds.size()) * 1e3});
-    r.extra.push_back({"compile_after_full_ms", medianOf(compileMs, full, compileMs.size())});
+    r.extra.push_back(
+        {"kernels_after_full", static_cast<double>(m - firstEviction)});
+    r.extra.push_back({"request_after_full_ms",
+                       medianOf(seconds, full, seconds.size()) * 1e3});
+    r.extra.push_back(
+        {"compile_after_full_ms", medianOf(compileMs, full, compileMs.size())});
     r.extra.push_back({"heap_growth_after_full_bytes", f1.heap - atFull.heap});
     r.extra.push_back({"rss_growth_after_full_bytes", f1.rss - atFull.rss});
     // One eviction from the full tier alone (its scan of the entries, the
@@ -525,11 +538,11 @@ Result boundHeld(Context &ctx) {
     r.extra.push_back({"evict_one_ms", bench::median(evict)});
   }
   if (most > bound)
-    r.error = "the tier held " + std::to_string(most) + " bytes, above its bound of " +
-              std::to_string(bound);
-  r.note = "kernel memory: distinct specialisations of the tutorial's kernel (f32 and f16, "
-           "BN = 16, 24, ...) compiled one after another, no disk tier; the time is the "
-           "median compile";
+    r.error = "the tier held " + std::to_string(most) +
+              " bytes, above its bound of " + std::to_string(bound);
+  r.note = "kernel memory: distinct specialisations of the tutorial's kernel "
+           "(f32 and f16, BN = 16, 24, ...) compiled one after another, no "
+           "disk tier; the time is the median compile";
   return r;
 }
 
@@ -581,51 +594,74 @@ Result frontEndScaling(Context &ctx) {
 }
 
 // Registration order is the report's order.
-bench::Registrar r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal",
-                    "compile", coldCase("ops/samples/flash_attention.tile", "attn", kAttention));
+bench::Registrar
+    r0("compile/cold/flash-attention-fwd/f16-D128-G4-causal", "compile",
+       coldCase("ops/samples/flash_attention.tile", "attn", kAttention));
 // A trivial kernel, then one kernel of each operator with the
 // specialisation its host code asks for in the operator's headline case
 // (the first of its file: ifa paged BSH f16, nsa f16, scatter and gather
 // prefill f16 ND, fag causal bf16).
-bench::Registrar rScale("compile/cold/tutorial/scale/f32-BN64", "compile", [](Context &ctx) {
-  return coldCompile(ctx, scaleSource(), "scale", {{"T", "f32"}});
-});
-bench::Registrar rIfa("compile/cold/ifa/ifa_rows/f16-D128-G4-BKV64-paged", "compile",
-                      coldCase("ops/incre_flash_attention/incre_flash_attention.tile",
-                               "ifa_rows",
-                               {{"T", "f16"}, {"KT", "f16"}, {"D", "128"}, {"G", "4"},
-                                {"BKV", "64"}, {"PAGED", "true"}, {"MASK", "false"},
-                                {"PSE", "false"}, {"QUANTKV", "false"},
-                                {"CH", "65536"}}));
-bench::Registrar rNsa("compile/cold/nsa/nsa_compress/f16-D128-CBS32-PS128-BN16", "compile",
-                      coldCase("ops/nsa_compress_with_cache/nsa_compress_with_cache.tile",
-                               "nsa_compress",
-                               {{"T", "f16"}, {"CBS", "32"}, {"PS", "128"}, {"D", "128"},
-                                {"BN", "16"}}));
-bench::Registrar rScatter("compile/cold/scatter/scatter_rows/u16-i32-BK1024-BV1024-stream",
-                          "compile",
-                          coldCase("ops/scatter_pa_kv_cache/scatter_pa_kv_cache.tile",
-                                   "scatter_rows",
-                                   {{"U", "u16"}, {"I", "i32"}, {"HAS_V", "true"},
-                                    {"BK", "1024"}, {"BV", "1024"}, {"STREAM", "true"}}));
-bench::Registrar rGather("compile/cold/gather/gather_flat/u16-i32-BT8192-BM256-BE16-stream",
-                         "compile",
-                         coldCase("ops/gather_pa_kv_cache/gather_pa_kv_cache.tile",
-                                  "gather_flat",
-                                  {{"U", "u16"}, {"I", "i32"}, {"BT", "8192"}, {"BM", "256"},
-                                   {"BE", "16"}, {"STREAM", "true"}}));
+bench::Registrar
+    rScale("compile/cold/tutorial/scale/f32-BN64", "compile", [](Context &ctx) {
+      return coldCompile(ctx, scaleSource(), "scale", {{"T", "f32"}});
+    });
+bench::Registrar rIfa(
+    "compile/cold/ifa/ifa_rows/f16-D128-G4-BKV64-paged", "compile",
+    coldCase("ops/incre_flash_attention/incre_flash_attention.tile", "ifa_rows",
+             {{"T", "f16"},
+              {"KT", "f16"},
+              {"D", "128"},
+              {"G", "4"},
+              {"BKV", "64"},
+              {"PAGED", "true"},
+              {"MASK", "false"},
+              {"PSE", "false"},
+              {"QUANTKV", "false"},
+              {"CH", "65536"}}));
+bench::Registrar
+    rNsa("compile/cold/nsa/nsa_compress/f16-D128-CBS32-PS128-BN16", "compile",
+         coldCase("ops/nsa_compress_with_cache/nsa_compress_with_cache.tile",
+                  "nsa_compress",
+                  {{"T", "f16"},
+                   {"CBS", "32"},
+                   {"PS", "128"},
+                   {"D", "128"},
+                   {"BN", "16"}}));
+bench::Registrar rScatter(
+    "compile/cold/scatter/scatter_rows/u16-i32-BK1024-BV1024-stream", "compile",
+    coldCase("ops/scatter_pa_kv_cache/scatter_pa_kv_cache.tile", "scatter_rows",
+             {{"U", "u16"},
+              {"I", "i32"},
+              {"HAS_V", "true"},
+              {"BK", "1024"},
+              {"BV", "1024"},
+              {"STREAM", "true"}}));
+bench::Registrar rGather(
+    "compile/cold/gather/gather_flat/u16-i32-BT8192-BM256-BE16-stream",
+    "compile",
+    coldCase("ops/gather_pa_kv_cache/gather_pa_kv_cache.tile", "gather_flat",
+             {{"U", "u16"},
+              {"I", "i32"},
+              {"BT", "8192"},
+              {"BM", "256"},
+              {"BE", "16"},
+              {"STREAM", "true"}}));
 // As the operator plans it: bf16 products, and key blocks of 128, where the
 // host multiplies bf16 fast.
-bench::Registrar rFag("compile/cold/fag/fag_main/bf16-D128-G1-BM64", "compile", [](Context &ctx) {
-  const bool products = jit::Compiler::instance().hasFastBf16Products();
-  jit::Specialization spec{{"T", "bf16"}, {"D", "128"}, {"DV", "128"}, {"G", "1"},
-                           {"BM", "64"}, {"BN", products ? "128" : "64"}};
-  if (products)
-    spec.push_back({"BFP", "true"});
-  return coldCompile(
-      ctx, ops::embeddedKernel("ops/flash_attention_score_grad/flash_attention_score_grad.tile"),
-      "fag_main", spec);
-});
+bench::Registrar rFag(
+    "compile/cold/fag/fag_main/bf16-D128-G1-BM64", "compile", [](Context &ctx) {
+      const bool products = jit::Compiler::instance().hasFastBf16Products();
+      jit::Specialization spec{{"T", "bf16"}, {"D", "128"},
+                               {"DV", "128"}, {"G", "1"},
+                               {"BM", "64"},  {"BN", products ? "128" : "64"}};
+      if (products)
+        spec.push_back({"BFP", "true"});
+      return coldCompile(
+          ctx,
+          ops::embeddedKernel(
+              "ops/flash_attention_score_grad/flash_attention_score_grad.tile"),
+          "fag_main", spec);
+    });
 bench::Registrar r1("compile/disk-hit/flash-attention-fwd/f16-D128-G4-causal",
                     "compile", diskHit);
 bench::Registrar r2("compile/memory-hit/flash-attention-fwd/f16-D128-G4-causal",
@@ -636,7 +672,9 @@ bench::Registrar r4("compile/hit-and-launch/axpby/f32-16", "compile",
                     hitAndLaunch);
 bench::Registrar r5("compile/front-end/4000-loops-and-ifs", "compile",
                     frontEndScaling);
-bench::Registrar rBytes("compile/memory/bytes-per-kernel/scale", "compile", bytesPerKernel);
-bench::Registrar rBound("compile/memory/bound-16MiB/scale", "compile", boundHeld);
+bench::Registrar rBytes("compile/memory/bytes-per-kernel/scale", "compile",
+                        bytesPerKernel);
+bench::Registrar rBound("compile/memory/bound-16MiB/scale", "compile",
+                        boundHeld);
 
 } // namespace
