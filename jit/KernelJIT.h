@@ -19,6 +19,9 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace tilejit::jit {
@@ -37,7 +40,17 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly = fal
 
 class KernelJIT {
 public:
-  static llvm::Expected<std::unique_ptr<KernelJIT>> create(const TargetChoice &t);
+  /// Where the runtime library's compiled functions are kept between
+  /// processes (the disk cache): `load(name)` returns a function's object,
+  /// or nothing; `store(name, object)` keeps one just compiled. Either may be
+  /// unset: a process then compiles the functions its kernels call.
+  struct RuntimeObjects {
+    std::function<std::optional<std::vector<char>>(const std::string &name)> load;
+    std::function<void(const std::string &name, llvm::ArrayRef<char> object)> store;
+  };
+
+  static llvm::Expected<std::unique_ptr<KernelJIT>> create(const TargetChoice &t,
+                                                           RuntimeObjects objects = {});
 
   /// A fresh TargetMachine for this target (one per compilation: TargetMachines
   /// are not shared between threads).
