@@ -245,6 +245,20 @@ private:
   const std::string name_;
 };
 
+/// Links `names`, functions of the runtime library, and waits until they
+/// are ready (their memory final) before a kernel that calls them is linked.
+/// A kernel linked while another thread was still linking one of them could
+/// otherwise be ready, and run, first: ORC (LLVM 19) let it jump to a page
+/// not yet executable (KernelCache.EightThreadsFirstUseTheRuntimeLibraryAtOnce
+/// crashed 3 runs in 5 without this).
+llvm::Error readyRuntimeFunctions(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &runtime,
+                                  const std::vector<std::string> &names) {
+  for (const std::string &name : names)
+    if (auto found = jit.lookup(runtime, name); !found)
+      return found.takeError();
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<std::unique_ptr<KernelJIT>>
@@ -301,6 +315,14 @@ KernelJIT::makeTargetMachine() const {
 
 llvm::Expected<KernelJIT::Symbols>
 KernelJIT::add(llvm::orc::ThreadSafeModule module, const std::string &stem) {
+  std::vector<std::string> called;
+  module.withModuleDo([&](llvm::Module &m) {
+    for (const llvm::Function &f : m)
+      if (f.isDeclaration() && f.getName().starts_with("tilejit."))
+        called.push_back(f.getName().str());
+  });
+  if (auto err = readyRuntimeFunctions(*jit_, *runtime_, called))
+    return err;
   auto &jd = jit_->getMainJITDylib();
   auto tracker = jd.createResourceTracker();
   if (auto err = jit_->addIRModule(tracker, std::move(module)))
@@ -360,6 +382,30 @@ void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
   }
 }
 
+/// The runtime library's functions that `object` calls: its undefined
+/// symbols named tilejit.*.
+llvm::Expected<std::vector<std::string>> runtimeFunctionsCalledBy(llvm::ArrayRef<char> object,
+                                                                  const std::string &stem) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), stem));
+  if (!obj)
+    return obj.takeError();
+  std::vector<std::string> names;
+  for (const llvm::object::SymbolRef &sym : (*obj)->symbols()) {
+    auto flags = sym.getFlags();
+    if (!flags)
+      return flags.takeError();
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
+      continue;
+    auto name = sym.getName();
+    if (!name)
+      return name.takeError();
+    if (name->starts_with("tilejit."))
+      names.push_back(name->str());
+  }
+  return names;
+}
+
 } // namespace
 
 llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
@@ -369,6 +415,11 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   if (!jd)
     return jd.takeError();
   jd->addToLinkOrder(*runtime_);
+  auto called = runtimeFunctionsCalledBy(object, stem);
+  if (!called)
+    return called.takeError();
+  if (auto err = readyRuntimeFunctions(*jit_, *runtime_, *called))
+    return err;
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), stem);
   if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
