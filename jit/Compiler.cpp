@@ -391,6 +391,14 @@ struct Compiler::Impl {
     if (warned.insert(message).second)
       llvm::errs() << "tilejit: warning: " << message << "\n";
   }
+  /// The disk tier's key of runtime-library function `name` on this target:
+  /// no source, parameters or L1 size (the compiler's fingerprint covers its
+  /// code, which assumes nothing of the caches).
+  TilingKey runtimeKey(const std::string &name) const;
+  /// The runtime library's compiled functions in the disk tier, so that a
+  /// process loading its kernels from disk compiles nothing
+  /// (KernelJIT::RuntimeObjects).
+  KernelJIT::RuntimeObjects runtimeObjects();
   /// A verified disk entry for `key`, linked; null on a miss. `warning` says
   /// why a present entry was not used (the caller prints it once, together
   /// with any failure to replace the entry).
@@ -645,6 +653,43 @@ std::shared_ptr<const CompiledKernel> Compiler::Impl::loadFromDisk(const TilingK
                                                 std::move(*signature));
 }
 
+TilingKey Compiler::Impl::runtimeKey(const std::string &name) const {
+  TilingKey::Fields f;
+  f.kernel = name;
+  f.level = target.levelName;
+  f.cpu = target.info.cpu;
+  f.features = target.info.features;
+  f.tilejitVersion = TILEJIT_VERSION "+" TILEJIT_COMPILER_FINGERPRINT;
+  f.llvmVersion = TILEJIT_LLVM_VERSION;
+  return TilingKey(std::move(f));
+}
+
+KernelJIT::RuntimeObjects Compiler::Impl::runtimeObjects() {
+  KernelJIT::RuntimeObjects objects;
+  // As a kernel's entry: an unusable one is said once and rebuilt, a store
+  // that fails is said once and the object is used anyway.
+  objects.load = [this](const std::string &name) -> std::optional<std::vector<char>> {
+    llvm::Expected<std::optional<DiskEntry>> loaded = disk.load(runtimeKey(name));
+    if (!loaded) {
+      warnOnce(llvm::toString(loaded.takeError()) + "; rebuilding it");
+      return std::nullopt;
+    }
+    if (!*loaded)
+      return std::nullopt;
+    return std::move((*loaded)->object);
+  };
+  objects.store = [this](const std::string &name, llvm::ArrayRef<char> object) {
+    if (disk.mode() != DiskCache::Mode::ReadWrite)
+      return;
+    DiskEntry entry;
+    entry.stem = name;
+    entry.object.assign(object.begin(), object.end());
+    if (llvm::Error stored = disk.store(runtimeKey(name), entry))
+      warnOnce(llvm::toString(std::move(stored)));
+  };
+  return objects;
+}
+
 Compiler::Compiler(TargetLevel) : impl_(std::make_unique<Impl>()) {
   impl_->disk = DiskCache::fromEnvironment(
       [this](const std::string &warning) { impl_->warnOnce(warning); });
@@ -662,13 +707,13 @@ llvm::Expected<Compiler &> Compiler::instance(TargetLevel level) {
       errors[i] = llvm::toString(target.takeError());
       return;
     }
-    auto jit = KernelJIT::create(*target);
+    std::unique_ptr<Compiler> c(new Compiler(level));
+    c->impl_->target = *target;
+    auto jit = KernelJIT::create(*target, c->impl_->runtimeObjects());
     if (!jit) {
       errors[i] = llvm::toString(jit.takeError());
       return;
     }
-    std::unique_ptr<Compiler> c(new Compiler(level));
-    c->impl_->target = *target;
     c->impl_->jit = std::move(*jit);
     compilers[i] = std::move(c);
   });

@@ -7,7 +7,9 @@
 /// features, tilejit and LLVM versions, opt level), the symbol stem, the
 /// shape-constraint messages, the compile times, and the optimised Tile IR and
 /// LLVM IR (so stage dumps work on hits). A SHA-256 over the whole entry
-/// closes it.
+/// closes it. The runtime library's compiled functions are entries too,
+/// under keys of their own (Compiler.cpp, runtimeKey), holding only the
+/// object.
 ///
 /// The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked on
 /// that descriptor: it must be owned by this user and not group- or

@@ -266,37 +266,49 @@ llvm::Expected<TargetChoice> chooseTarget(TargetLevel level, bool emitOnly) {
 namespace {
 
 /// One function of the runtime library (codegen::lowerRuntimeLibrary),
-/// compiled when a kernel first links against it, as a kernel is: the same
-/// optimisation pipeline and TargetMachine settings. A process that links
-/// only a few kernels, or loads them from the disk cache, compiles only the
-/// functions they call. ORC materialises each unit once; first uses of
-/// different functions on different threads compile in parallel, each in a
-/// context and TargetMachine of its own.
+/// linked when a kernel first links against it: its object kept by an
+/// earlier process (RuntimeObjects), or compiled as a kernel is (the same
+/// optimisation pipeline and TargetMachine settings) and kept. A process
+/// that links only a few kernels compiles only the functions they call, and
+/// one that loads them from the disk cache none. ORC materialises each unit
+/// once; first uses of different functions on different threads compile in
+/// parallel, each in a context and TargetMachine of its own.
 class RuntimeFunctionUnit : public llvm::orc::MaterializationUnit {
 public:
   RuntimeFunctionUnit(const KernelJIT &jit, codegen::TargetInfo target,
-                      llvm::orc::ObjectLayer &layer, llvm::orc::SymbolStringPtr name)
+                      KernelJIT::RuntimeObjects objects, llvm::orc::ObjectLayer &layer,
+                      llvm::orc::SymbolStringPtr name)
       : MaterializationUnit(Interface(
             {{name, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}},
             nullptr)),
-        jit_(jit), target_(std::move(target)), layer_(layer), name_((*name).str()) {}
+        jit_(jit), target_(std::move(target)), objects_(std::move(objects)), layer_(layer),
+        name_((*name).str()) {}
 
   llvm::StringRef getName() const override { return name_; }
 
   void materialize(std::unique_ptr<llvm::orc::MaterializationResponsibility> r) override {
-    auto object = compile();
-    if (!object) {
-      layer_.getExecutionSession().reportError(object.takeError());
-      r->failMaterialization();
-      return;
+    std::optional<std::vector<char>> kept;
+    if (objects_.load)
+      kept = objects_.load(name_);
+    if (!kept) {
+      auto object = compile();
+      if (!object) {
+        layer_.getExecutionSession().reportError(object.takeError());
+        r->failMaterialization();
+        return;
+      }
+      if (objects_.store)
+        objects_.store(name_, *object);
+      kept = std::move(*object);
     }
-    layer_.emit(std::move(r), std::move(*object));
+    layer_.emit(std::move(r), llvm::MemoryBuffer::getMemBufferCopy(
+                                  llvm::StringRef(kept->data(), kept->size()), name_));
   }
 
 private:
   void discard(const llvm::orc::JITDylib &, const llvm::orc::SymbolStringPtr &) override {}
 
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile() const {
+  llvm::Expected<std::vector<char>> compile() const {
     auto tm = jit_.makeTargetMachine();
     if (!tm)
       return tm.takeError();
@@ -307,23 +319,34 @@ private:
       return llvm::createStringError(diags.renderAll());
     module->setDataLayout((*tm)->createDataLayout());
     codegen::optimizeModule(*module, **tm, /*optLevel=*/3);
-    auto object = emitObject(*module, **tm);
-    if (!object)
-      return object.takeError();
-    return llvm::MemoryBuffer::getMemBufferCopy(
-        llvm::StringRef(object->data(), object->size()), name_);
+    return emitObject(*module, **tm);
   }
 
   const KernelJIT &jit_;
   const codegen::TargetInfo target_;
+  const KernelJIT::RuntimeObjects objects_;
   llvm::orc::ObjectLayer &layer_;
   const std::string name_;
 };
 
+/// Links `names`, functions of the runtime library, and waits until they
+/// are ready (their memory final) before a kernel that calls them is linked.
+/// A kernel linked while another thread was still linking one of them could
+/// otherwise be ready, and run, first: ORC (LLVM 19) let it jump to a page
+/// not yet executable (KernelCache.EightThreadsFirstUseTheRuntimeLibraryAtOnce
+/// crashed 3 runs in 5 without this).
+llvm::Error readyRuntimeFunctions(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &runtime,
+                                  const std::vector<std::string> &names) {
+  for (const std::string &name : names)
+    if (auto found = jit.lookup(runtime, name); !found)
+      return found.takeError();
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<std::shared_ptr<KernelJIT>>
-KernelJIT::create(const TargetChoice &t) {
+KernelJIT::create(const TargetChoice &t, RuntimeObjects objects) {
   initializeLLVM();
   std::shared_ptr<KernelJIT> kj(new KernelJIT(t));
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.info.triple)};
@@ -373,13 +396,13 @@ KernelJIT::create(const TargetChoice &t) {
           llvm::orc::absoluteSymbols(std::move(runtime))))
     return err;
   // The runtime library, which every kernel links against: each function
-  // compiled at its first use (RuntimeFunctionUnit).
+  // loaded or compiled at its first use (RuntimeFunctionUnit).
   auto library = kj->jit_->createJITDylib("tilejit.runtime");
   if (!library)
     return library.takeError();
   for (const std::string &name : codegen::runtimeLibraryFunctions())
     if (auto err = library->define(std::make_unique<RuntimeFunctionUnit>(
-            *kj, t.info, kj->jit_->getObjLinkingLayer(), es.intern(name))))
+            *kj, t.info, objects, kj->jit_->getObjLinkingLayer(), es.intern(name))))
       return err;
   kj->runtime_ = &*library;
   kj->jit_->getMainJITDylib().addToLinkOrder(*kj->runtime_);
@@ -452,6 +475,30 @@ void recordForProfilers(llvm::ArrayRef<char> object, const std::string &stem,
   }
 }
 
+/// The runtime library's functions that `object` calls: its undefined
+/// symbols named tilejit.*.
+llvm::Expected<std::vector<std::string>> runtimeFunctionsCalledBy(llvm::ArrayRef<char> object,
+                                                                  const std::string &stem) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), stem));
+  if (!obj)
+    return obj.takeError();
+  std::vector<std::string> names;
+  for (const llvm::object::SymbolRef &sym : (*obj)->symbols()) {
+    auto flags = sym.getFlags();
+    if (!flags)
+      return flags.takeError();
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
+      continue;
+    auto name = sym.getName();
+    if (!name)
+      return name.takeError();
+    if (name->starts_with("tilejit."))
+      names.push_back(name->str());
+  }
+  return names;
+}
+
 } // namespace
 
 llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> object,
@@ -486,6 +533,11 @@ llvm::Expected<KernelJIT::Symbols> KernelJIT::addObject(llvm::ArrayRef<char> obj
   auto code = std::make_shared<KernelCode>(shared_from_this(), jd.createResourceTracker(), home,
                                            stem);
   std::string name = stem + "." + std::to_string(links_.fetch_add(1));
+  auto called = runtimeFunctionsCalledBy(object, stem);
+  if (!called)
+    return called.takeError();
+  if (auto err = readyRuntimeFunctions(*jit_, *runtime_, *called))
+    return err;
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), name);
   if (auto err = jit_->addObjectFile(code->tracker_, std::move(buffer)))

@@ -24,6 +24,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,7 +73,17 @@ private:
 
 class KernelJIT : public std::enable_shared_from_this<KernelJIT> {
 public:
-  static llvm::Expected<std::shared_ptr<KernelJIT>> create(const TargetChoice &t);
+  /// Where the runtime library's compiled functions are kept between
+  /// processes (the disk cache): `load(name)` returns a function's object,
+  /// or nothing; `store(name, object)` keeps one just compiled. Either may be
+  /// unset: a process then compiles the functions its kernels call.
+  struct RuntimeObjects {
+    std::function<std::optional<std::vector<char>>(const std::string &name)> load;
+    std::function<void(const std::string &name, llvm::ArrayRef<char> object)> store;
+  };
+
+  static llvm::Expected<std::shared_ptr<KernelJIT>> create(const TargetChoice &t,
+                                                           RuntimeObjects objects = {});
   ~KernelJIT();
 
   /// A fresh TargetMachine for this target (one per compilation: TargetMachines
