@@ -338,8 +338,8 @@ struct Compiler::Impl {
   /// Drops `slot` from the map if it is still there; uncounts its bytes.
   /// The shard's lock must be held.
   void dropLocked(Shard &shard, const TilingKey &key, const Slot *slot);
-  /// Evicts the least recently used finished entries until the counted
-  /// bytes are within the bound.
+  /// Once the counted bytes exceed the bound, evicts the least recently
+  /// used finished entries down to seven eighths of it.
   void evict();
 
   /// `spec` bound to `kernel`'s declaration (dsl::bindSpecialization): the
@@ -965,9 +965,12 @@ void Compiler::Impl::admit(const TilingKey &key, const std::shared_ptr<Slot> &sl
 
 void Compiler::Impl::evict() {
   std::lock_guard scan(evictMutex);
-  const uint64_t bound = maxBytes.load(std::memory_order_relaxed);
-  if (cachedBytes.load(std::memory_order_relaxed) <= bound)
+  const uint64_t limit = maxBytes.load(std::memory_order_relaxed);
+  if (cachedBytes.load(std::memory_order_relaxed) <= limit)
     return;
+  // Down to seven eighths of the bound, so that a stream of new keys scans
+  // the entries once per many admissions rather than at each.
+  const uint64_t bound = limit - limit / 8;
   // The counted entries, oldest use first. A kernel evicted here stays
   // alive (and its code mapped) for whoever holds it; the tier just stops
   // serving it.
