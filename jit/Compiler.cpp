@@ -327,7 +327,8 @@ struct Compiler::Impl {
   /// counted entries map.
   std::atomic<uint64_t> maxBytes{Options::process().memoryCacheMaxBytes()};
   std::atomic<uint64_t> cachedBytes{0}, evictions{0};
-  /// A clock ticked by every request; an entry's lastUse is its last tick.
+  /// A clock ticked by every admission; an entry's lastUse is the tick at
+  /// its last request (least recently used first out).
   std::atomic<uint64_t> clock{0};
   /// One eviction scan at a time.
   std::mutex evictMutex;
@@ -869,7 +870,9 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
                                         const KernelSource &source) {
   impl_->record(key, source);
   Impl::Shard &shard = impl_->shardOf(key);
-  const uint64_t now = impl_->clock.fetch_add(1, std::memory_order_relaxed) + 1;
+  // A hit reads the tier's clock and writes its entry only when the clock
+  // has moved since the entry's last use: repeated hits write nothing shared.
+  const uint64_t now = impl_->clock.load(std::memory_order_relaxed);
   std::shared_ptr<Slot> slot;
   {
     std::shared_lock lock(shard.mutex);
@@ -891,7 +894,8 @@ llvm::Expected<KernelRef> Compiler::get(const TilingKey &key,
       owner = true;
     }
   }
-  slot->lastUse.store(now, std::memory_order_relaxed);
+  if (slot->lastUse.load(std::memory_order_relaxed) != now)
+    slot->lastUse.store(now, std::memory_order_relaxed);
   if (!owner) {
     // The kernel holds its code: an eviction after this line frees nothing
     // this caller uses.
@@ -957,6 +961,9 @@ void Compiler::Impl::admit(const TilingKey &key, const std::shared_ptr<Slot> &sl
       return; // cleared while it compiled: not in the tier
     slot->bytes = bytes;
     slot->counted = true;
+    // Each admission ticks the clock: entries used since share its tick.
+    slot->lastUse.store(clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
     cachedBytes.fetch_add(bytes, std::memory_order_relaxed);
   }
   if (cachedBytes.load(std::memory_order_relaxed) > maxBytes.load(std::memory_order_relaxed))
