@@ -395,8 +395,13 @@ private:
     unsigned nv = 0; ///< vectors per row
     std::vector<llvm::Value *> ptr, init, masks;
   };
+  /// With `start` (acc_splat: a vector of the splat's value) the
+  /// accumulators start there and nothing is loaded.
   AccBlock loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0, unsigned mr,
-                            llvm::Value *n0, int64_t cols);
+                            llvm::Value *n0, int64_t cols, llvm::Value *start = nullptr);
+  /// The vector an mma marked acc_splat starts its accumulators from, else
+  /// null.
+  llvm::Value *accStart(const ir::Op &mma);
   /// Stores an mma's final accumulators `out` where `acc` was loaded from;
   /// with `canonical` (the mma is marked `nan = canonical`) each NaN the
   /// canonical one.
@@ -407,13 +412,19 @@ private:
   void packOperand(const ir::Value *v, int64_t hoist,
                    const std::function<void(const Forwarded &)> &emit);
   /// Interleaves rows 2p and 2p + 1 of a [2 KH, X] bf16 tile (rows `ld`
-  /// apart) into dst [KH, X] 32-bit pairs.
+  /// apart) into dst [KH, X] 32-bit pairs; with `panel` (a multiple of the
+  /// lanes) as panels of that many columns, each [KH, panel] and contiguous,
+  /// the last padded (pairsIndex).
   void interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
-                       int64_t KH);
+                       int64_t KH, int64_t panel = 0);
   /// Transposes the 32-bit pairs of a [X, 2 W] bf16 tile (rows `ld` apart)
-  /// into dst [W, X].
+  /// into dst [W, X], in panels as interleavePairs.
   void transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
-                      int64_t W);
+                      int64_t W, int64_t panel = 0);
+  /// Where pair (p, x) of a [KH, X] pairs panel lives: p * X + x, or with
+  /// `panel` > 0 columns a panel (x in whole runs of lanes within one panel)
+  /// floor(x / panel) * KH * panel + p * panel + x mod panel.
+  llvm::Value *pairsIndex(llvm::Value *p, llvm::Value *x, int64_t X, int64_t KH, int64_t panel);
   /// An mma's operands as its form reads them: a as [M, K] rows lda apart,
   /// b as [K, N] (broadcast) or [N, K] (dot) rows ldb apart, of kind kb; C
   /// the result's buffer (holding acc).

@@ -659,7 +659,7 @@ void CodeGen::emitTileMove(const TileMove &m, const TileMove *copyDst) {
   // its buffer, whole, before anything is written.
   llvm::Value *apart = nullptr;
   std::optional<TileMove> checkedStore = copyTo;
-  if (forwardLoad && user->kind() == OpKind::Fused) {
+  if (forwardLoad && user && user->kind() == OpKind::Fused) {
     checkedStore.reset();
     const ir::Op *st = uses_->singleUser(user->result());
     if (st && st->kind() == OpKind::Store)

@@ -91,8 +91,15 @@ void CodeGen::transposeVectorBlocks(std::vector<llvm::Value *> &v, unsigned blk)
   }
 }
 
+llvm::Value *CodeGen::accStart(const ir::Op &mma) {
+  if (!mma.attrs().accSplat)
+    return nullptr;
+  return splat(scalar(mma.operand(2)->definingOp()->operand(0)), lanes_);
+}
+
 CodeGen::AccBlock CodeGen::loadAccumulators(llvm::Value *C, int64_t N, llvm::Value *m0,
-                                            unsigned mr, llvm::Value *n0, int64_t cols) {
+                                            unsigned mr, llvm::Value *n0, int64_t cols,
+                                            llvm::Value *start) {
   const unsigned L = lanes_;
   AccBlock a;
   a.nv = static_cast<unsigned>((cols + L - 1) / L);
@@ -104,7 +111,7 @@ CodeGen::AccBlock CodeGen::loadAccumulators(llvm::Value *C, int64_t N, llvm::Val
       llvm::Value *idx = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(m0, i64(m)), i64(N)),
                                       b_.CreateAdd(n0, i64(v * L)));
       a.ptr.push_back(b_.CreateGEP(b_.getFloatTy(), C, idx));
-      a.init.push_back(loadElems(ScalarKind::F32, a.ptr.back(), L, a.masks[v]));
+      a.init.push_back(start ? start : loadElems(ScalarKind::F32, a.ptr.back(), L, a.masks[v]));
     }
   return a;
 }
@@ -244,7 +251,8 @@ void CodeGen::emitMma(const ir::Op &op) {
   // Where the operands are (a forwarded load: in the tensor, else the
   // buffer); rows are contiguous either way.
   Forwarded fa = accessOf(a), fb = accessOf(bv);
-  copyBuffer(acc, res);
+  if (!op.attrs().accSplat) // else the splat wrote nothing: the form starts from its value
+    copyBuffer(acc, res);
   llvm::Value *C = bufferOf(res);
   const bool canonical = op.attrs().canonicalNaN;
   if (K == 0) {
@@ -557,7 +565,7 @@ void CodeGen::emitMmaBroadcast(const ir::Op &op, const MmaOperands &o) {
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
     if (bf16Pairs)
       return microPairs(m0, mr, n0, cols);
-    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols);
+    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols, accStart(op));
     const unsigned nv = acc.nv;
     const std::vector<llvm::Value *> &masks = acc.masks, &init = acc.init;
     // K loop with the accumulators as loop-carried SSA values (registers).
@@ -600,8 +608,21 @@ void CodeGen::emitMmaBroadcast(const ir::Op &op, const MmaOperands &o) {
 
 /// Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
 /// into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
+llvm::Value *CodeGen::pairsIndex(llvm::Value *p, llvm::Value *x, int64_t X, int64_t KH,
+                                 int64_t panel) {
+  auto &b = b_;
+  auto i64 = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  if (panel <= 0)
+    return b.CreateAdd(b.CreateMul(p, i64(X)), x);
+  if (panel >= X) // one panel, its rows `panel` apart
+    return b.CreateAdd(b.CreateMul(p, i64(panel)), x);
+  llvm::Value *which = b.CreateUDiv(x, i64(panel)), *in = b.CreateURem(x, i64(panel));
+  return b.CreateAdd(b.CreateMul(which, i64(KH * panel)),
+                     b.CreateAdd(b.CreateMul(p, i64(panel)), in));
+}
+
 void CodeGen::interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
-                              int64_t KH) {
+                              int64_t KH, int64_t panel) {
   auto &b = b_;
   const unsigned L = lanes_;
   llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
@@ -629,7 +650,7 @@ void CodeGen::interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *ds
         return b.CreateAlignedLoad(vh, ptr, llvm::Align(2));
       };
       llvm::Value *pairs = b.CreateBitCast(b.CreateShuffleVector(load(r0), load(r1), zip), vi);
-      llvm::Value *out = at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), i64(c)));
+      llvm::Value *out = at32(dst, pairsIndex(p, i64(c), X, KH, panel));
       if (m)
         b.CreateMaskedStore(pairs, out, llvm::Align(4), m);
       else
@@ -642,7 +663,7 @@ void CodeGen::interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *ds
 /// dst [K / 2, X]: 16 x 16 blocks through registers, the edges one pair at
 /// a time.
 void CodeGen::transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
-                             int64_t W) {
+                             int64_t W, int64_t panel) {
   auto &b = b_;
   const unsigned L = lanes_;
   llvm::Type *i16 = b.getInt16Ty(), *i32 = b.getInt32Ty();
@@ -667,9 +688,8 @@ void CodeGen::transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst
         }
         transposeVectorBlocks(v, 1); // 16 x 16 words
         for (unsigned i = 0; i < L; ++i)
-          b.CreateAlignedStore(
-              v[i], at32(dst, b.CreateAdd(b.CreateMul(b.CreateAdd(p0, i64(i)), i64(X)), x0)),
-              llvm::Align(4));
+          b.CreateAlignedStore(v[i], at32(dst, pairsIndex(b.CreateAdd(p0, i64(i)), x0, X, W, panel)),
+                               llvm::Align(4));
       });
     });
   auto edge = [&](int64_t x0, int64_t x1, int64_t p0, int64_t p1) {
@@ -677,8 +697,7 @@ void CodeGen::transposePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst
       return;
     emitLoop(i64(x0), i64(x1), 1, [&](llvm::Value *x) {
       emitLoop(i64(p0), i64(p1), 1, [&](llvm::Value *p) {
-        b.CreateAlignedStore(pairAt(x, p),
-                             at32(dst, b.CreateAdd(b.CreateMul(p, i64(X)), x)),
+        b.CreateAlignedStore(pairAt(x, p), at32(dst, pairsIndex(p, x, X, W, panel)),
                              llvm::Align(4));
       });
     });
@@ -713,12 +732,17 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
   auto at32 = [&](llvm::Value *base, llvm::Value *idx) { return b.CreateGEP(i32, base, idx); };
 
   const ir::OpAttrs &at = op.attrs();
-  llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * N));
+  // With vdpbf16ps, B in panels of one column block (NR columns, the last
+  // padded), each contiguous: a block's K loop reads one run of memory,
+  // not KH short rows a panel width apart that crowd a few L1 sets.
+  const int64_t NR = amx ? N : at.blockCols * L;
+  const int64_t panels = (N + NR - 1) / NR;
+  llvm::Value *PB = allocaEntry(i32, static_cast<uint64_t>(KH * panels * NR));
   packOperand(op.operand(1), at.packB, [&](const Forwarded &f) {
     if (tb)
-      transposePairs(f.base, f.strides[0], PB, N, KH); // b is [N, K]
+      transposePairs(f.base, f.strides[0], PB, N, KH, NR); // b is [N, K]
     else
-      interleavePairs(f.base, f.strides[0], PB, N, KH); // b is [K, N]
+      interleavePairs(f.base, f.strides[0], PB, N, KH, NR); // b is [K, N]
   });
   llvm::Value *PA = nullptr;
   if (ta) {
@@ -756,9 +780,16 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     return b.CreateBitCast(b.CreateVectorSplat(L, w), vbf);
   };
 
-  const unsigned MR = static_cast<unsigned>(at.blockRows), NV = static_cast<unsigned>(at.blockCols);
+  const unsigned MR = static_cast<unsigned>(at.blockRows);
+  llvm::Value *start = accStart(op);
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
-    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols);
+    AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols, start);
+    // A read in place: each row's start, outside the K loop, so a step's
+    // pair is one load from a row pointer (no address arithmetic per row).
+    std::vector<llvm::Value *> rowOf(mr, nullptr);
+    if (!PA)
+      for (unsigned m = 0; m < mr; ++m)
+        rowOf[m] = at16(fa.base, b.CreateMul(b.CreateAdd(m0, i64(m)), fa.strides[0]));
     const unsigned nv = acc.nv;
     const std::vector<llvm::Value *> &masks = acc.masks, &init = acc.init;
     std::vector<llvm::Value *> out = emitCarriedLoop(
@@ -767,7 +798,8 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
           spreadStep();
           std::vector<llvm::Value *> bvec(nv);
           for (unsigned v = 0; v < nv; ++v) {
-            llvm::Value *ptr = at32(PB, b.CreateAdd(b.CreateMul(p, i64(N)), b.CreateAdd(n0, i64(v * L))));
+            llvm::Value *ptr = at32(PB, b.CreateAdd(b.CreateMul(n0, i64(KH)),
+                                                    b.CreateAdd(b.CreateMul(p, i64(NR)), i64(v * L))));
             llvm::Value *x = masks[v] ? static_cast<llvm::Value *>(b.CreateMaskedLoad(
                                             vi, ptr, llvm::Align(4), masks[v],
                                             llvm::Constant::getNullValue(vi)))
@@ -776,7 +808,12 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
           }
           std::vector<llvm::Value *> next(mr * nv);
           for (unsigned m = 0; m < mr; ++m) {
-            llvm::Value *as = aPair(b.CreateAdd(m0, i64(m)), p);
+            llvm::Value *as =
+                PA ? aPair(b.CreateAdd(m0, i64(m)), p)
+                   : b.CreateBitCast(
+                         b.CreateVectorSplat(L, b.CreateAlignedLoad(i32, at16(rowOf[m], b.CreateMul(p, i64(2))),
+                                                                    llvm::Align(2))),
+                         vbf);
             for (unsigned v = 0; v < nv; ++v)
               next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
                                                    {}, {accs[m * nv + v], as, bvec[v]});
@@ -785,7 +822,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
         });
     storeAccumulators(acc, out, op.attrs().canonicalNaN);
   };
-  const int64_t NR = NV * L, nFull = N / NR * NR, mFull = M / MR * MR;
+  const int64_t nFull = N / NR * NR, mFull = M / MR * MR;
   const unsigned mTail = static_cast<unsigned>(M - mFull);
   beginSpread(op);
   auto columnBlock = [&](llvm::Value *n0, int64_t cols) {

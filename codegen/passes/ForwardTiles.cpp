@@ -97,22 +97,66 @@ bool computableAt(const Value *v, const Op &at) {
   return true;
 }
 
+/// Whether `user`, an mma, may read `tile` in place: as a or b, not acc, and
+/// (with few rows, where b is read once among the FMAs) only data the
+/// program has just brought in.
+bool mmaReadsInPlace(const Op &user, const Value *tile, bool cached,
+                     const codegen::TargetInfo &target) {
+  return user.kind() == OpKind::Mma && user.operand(2) != tile &&
+         (user.result()->type().shape()[0] > mmaFewRows(target) || cached);
+}
+
+/// A load whose every use is an mma reading it in place, all in the load's
+/// block after it with nothing between writing memory (the query block of
+/// the attention backward: S = Q Kᵀ and dK += dSᵀ Q read the same Q rows),
+/// none of them reading it as an f32 b in place: the last of those mmas,
+/// else null.
+const Op *lastOfMmaUsers(const Op &load, const Uses &uses, const codegen::TargetInfo &target) {
+  const Value *tile = load.result();
+  const auto &ops = load.parentBlock()->ops();
+  unsigned seen = 0;
+  const Op *last = nullptr;
+  for (size_t i = positionOf(load) + 1; i < ops.size(); ++i) {
+    const Op &o = *ops[i];
+    bool reads = false;
+    for (const Value *v : o.operands())
+      if (v == tile) {
+        reads = true;
+        ++seen;
+      }
+    if (!reads)
+      continue;
+    if (!mmaReadsInPlace(o, tile, load.attrs().cached, target))
+      return nullptr;
+    // An f32 b that is not transposed is read where it is, once per block
+    // of rows (select-mma packs only what it must convert or transpose):
+    // from the tensor that is once per row block from rows far apart.
+    if (o.operand(1) == tile && !o.attrs().transB && tile->type().elem() == ScalarKind::F32)
+      return nullptr;
+    last = &o;
+  }
+  // A use elsewhere (inside a region, a yield) reads the buffer.
+  if (!last || seen != uses.count(tile) || writesBetween(load, *last))
+    return nullptr;
+  return last;
+}
+
 /// Decides for one load; returns the store it copies to (`copy`), or null.
 Op *decideLoad(Op &load, const Uses &uses, const codegen::TargetInfo &target) {
   OpAttrs &at = load.attrs();
   const Value *tile = load.result();
   const Op *user = uses.singleUser(tile);
   bool forward = !at.hasMask && user && user->parentBlock() == load.parentBlock() &&
-                 (user->kind() == OpKind::Fused ||
-                  (user->kind() == OpKind::Mma && user->operand(2) != tile &&
-                   (user->result()->type().shape()[0] > mmaFewRows(target) || at.cached))) &&
+                 (user->kind() == OpKind::Fused || mmaReadsInPlace(*user, tile, at.cached, target)) &&
                  !writesBetween(load, *user);
+  if (!forward && !at.hasMask && uses.count(tile) > 1)
+    forward = lastOfMmaUsers(load, uses, target) != nullptr;
   Op *copyTo = !at.hasMask && !forward ? forwardableStore(load, uses) : nullptr;
   // A store of this tensor with offsets known only at run time (checked):
   // the fast path tests the regions at the load, so its offsets must be
   // computable there.
   const Op *checked = copyTo;
-  if (forward && user->kind() == OpKind::Fused)
+  if (forward && user && user->kind() == OpKind::Fused)
     checked = uses.singleUser(user->result());
   if (checked && checked->kind() == OpKind::Store && checked->operand(0) == load.operand(0) &&
       checked->attrs().overlap == Overlap::Checked) {

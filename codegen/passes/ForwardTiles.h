@@ -6,7 +6,11 @@
 /// used as before), and marks them (dsl/ir/IR.h):
 /// - a `load {forward}`: its one user, a `fused` op or an `mma` (as a or b,
 ///   not acc) in the same block, reads it straight from the tensor, and
-///   nothing between the two writes memory. An mma with few rows
+///   nothing between the two writes memory. Several users too, when every
+///   one is such an mma in the load's block, none reading it as an f32 b not
+///   transposed (read in place once per row block, from rows far apart),
+///   and nothing from the load to the last of them writes memory (the query
+///   rows two products of the attention backward read). An mma with few rows
 ///   (passes::mmaFewRows) reads b once, interleaved with its FMAs: from memory
 ///   far away a bulk copy first keeps more misses in flight, so only a
 ///   `cached` load (data the program has just brought in) is read in place

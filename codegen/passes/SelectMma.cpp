@@ -1,6 +1,7 @@
 //===- SelectMma.cpp - How each mma is computed ---------------------------===//
 #include "codegen/passes/SelectMma.h"
 
+#include "dsl/ir/Uses.h"
 #include "dsl/ir/Walk.h"
 
 #include <algorithm>
@@ -108,17 +109,35 @@ int64_t mmaFewRows(const codegen::TargetInfo &target) {
   return target.f32Lanes() >= 16 ? 8 : 4;
 }
 
+/// Whether the accumulators of `op` (its form chosen) start from a splat in
+/// registers: acc is a `splat` no other op reads, and the form keeps its
+/// accumulators in registers over K (broadcast without dpbf16, bf16pairs)
+/// with K > 0. The splat's tile is then never written: a product from zero
+/// (S = Q Kᵀ of the attention backward) saves a pass that fills the tile
+/// and one that reads it back.
+bool accumulatesFromSplat(const Op &op, const Uses &uses) {
+  const OpAttrs &at = op.attrs();
+  const Value *acc = op.operand(2), *a = op.operand(0);
+  const int64_t K = at.transA ? a->type().shape()[0] : a->type().shape()[1];
+  return ((at.mmaForm == MmaForm::Broadcast && !at.dpbf16) || at.mmaForm == MmaForm::Bf16Pairs) &&
+         K > 0 && !acc->isBlockArgument() && acc->definingOp()->kind() == OpKind::Splat &&
+         uses.count(acc) == 1;
+}
+
 bool selectMma(Kernel &kernel, const PassContext &ctx) {
   bool changed = false;
+  const Uses uses(kernel);
   walk(kernel, [&](Op &op) {
     if (op.kind() != OpKind::Mma)
       return;
     OpAttrs before = op.attrs();
     select(op, ctx.target);
+    op.attrs().accSplat = accumulatesFromSplat(op, uses);
     const OpAttrs &after = op.attrs();
     changed |= before.mmaForm != after.mmaForm || before.dpbf16 != after.dpbf16 ||
                before.blockRows != after.blockRows || before.blockCols != after.blockCols ||
-               before.packA != after.packA || before.packB != after.packB;
+               before.packA != after.packA || before.packB != after.packB ||
+               before.accSplat != after.accSplat;
   });
   return changed;
 }

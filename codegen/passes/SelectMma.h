@@ -45,7 +45,16 @@
 /// or paired) into a scratch panel before the mma; the copy is hoisted out
 /// of the N innermost `for` loops around the mma, those in which the operand
 /// does not change (a key block's transposed panel serves every query block
-/// of the flash-attention backward); 0: right before the mma.
+/// of the flash-attention backward); 0: right before the mma. A bf16pairs
+/// panel of b is laid out a column block (block cols x lanes columns) after
+/// another, each contiguous.
+///
+/// ## Accumulators from a splat
+/// `acc_splat`: acc is a `splat` that no other op reads, and the form keeps
+/// its accumulators in registers (broadcast without dpbf16, bf16pairs; K >
+/// 0): they start
+/// at the splat's value and the splat's tile is never written or read (a
+/// product from zero saves two passes over its result tile).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CODEGEN_PASSES_SELECTMMA_H

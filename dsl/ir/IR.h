@@ -111,7 +111,9 @@
 ///               `block = [rows, cols]` (the register block), and
 ///               `pack_a`/`pack_b = N` (the operand is packed into a panel
 ///               before the mma, hoisted out of the N innermost `for` loops
-///               around it; no attribute: read where it is).
+///               around it; no attribute: read where it is), and `acc_splat`
+///               (acc is a splat read by this mma alone: the accumulators
+///               start at its value, and the splat writes nothing).
 /// - `fused`     (inputs...); ; one tile result. Produced by the
 ///               fuse-elementwise pass. Inputs are tiles (each of the result's
 ///               rank, dimensions 1 or the result's: broadcast) or scalars. The
@@ -452,6 +454,9 @@ struct OpAttrs {
   /// mma: operand a / b packed before it, hoisted out of that many of the
   /// `for` loops around it (0: right before it); -1: not packed.
   int64_t packA = -1, packB = -1;
+  /// mma: acc is a `splat` this mma alone reads: the accumulators start at
+  /// its value in registers and its tile is never written (select-mma).
+  bool accSplat = false;
   bool hasMask = false;       ///< load, store, gather, scatter, check_bounds
   bool stream = false;        ///< store, copy: non-temporal (streaming) hint
   bool cached = false;        ///< load: the data is in cache; consumers read

@@ -629,8 +629,8 @@ private:
         (name == "forward" ? a.forward : name == "copy" ? a.copy : a.forwarded) = true;
         continue;
       }
-      if (name == "dpbf16") {
-        a.dpbf16 = true;
+      if (name == "dpbf16" || name == "acc_splat") {
+        (name == "dpbf16" ? a.dpbf16 : a.accSplat) = true;
         continue;
       }
       if (name == "transA" || name == "transB") {

@@ -144,6 +144,8 @@ private:
         parts.push_back("pack_a = " + std::to_string(a.packA));
       if (a.packB >= 0)
         parts.push_back("pack_b = " + std::to_string(a.packB));
+      if (a.accSplat)
+        parts.push_back("acc_splat");
       break;
     case OpKind::Load:
     case OpKind::Gather:

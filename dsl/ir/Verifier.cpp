@@ -394,6 +394,12 @@ private:
         fail(op, "block must be [rows, cols] with both positive");
       if (at.dpbf16 && (at.mmaForm != MmaForm::Dot && at.mmaForm != MmaForm::Broadcast))
         fail(op, "dpbf16 applies to the dot and broadcast forms only");
+      if (at.accSplat &&
+          (!((at.mmaForm == MmaForm::Broadcast && !at.dpbf16) || at.mmaForm == MmaForm::Bf16Pairs) ||
+           ka == 0 ||
+           op.operand(2)->isBlockArgument() || op.operand(2)->definingOp()->kind() != OpKind::Splat))
+        fail(op, "acc_splat needs the broadcast form (without dpbf16) or bf16pairs, K > 0 and acc "
+                 "a splat");
       // What each form's micro-kernel assumes of the operands.
       const bool bf16 = a.elem() == ScalarKind::BF16 && b.elem() == ScalarKind::BF16;
       switch (at.mmaForm) {

@@ -34,13 +34,18 @@ const char *kMma = R"(
 // FWD = false routes the operands through local buffers; CACHED reads b in
 // place even with few rows in a.
 kernel mm<T: f32|f16|bf16|i8, M: i64, N: i64, K: i64, TB: bool, FWD: bool,
-          CACHED: bool = false>(
+          CACHED: bool = false, SPLAT: bool = false>(
     a: gm<T>[_, _], b: gm<T>[_, _], c0: gm<f32>[M, N], c: gm<f32>[M, N]) grid(1) {
   var at = load(a, [1, 2], [M, K]);
   if !FWD {
     at = cast<T>(cast<f32>(at) * 1.0);
   }
-  let acc = load(c0, [0, 0], [M, N]);
+  // SPLAT: acc a splat only the mma reads (acc_splat: the accumulators
+  // start at its value), the value c0[0, 0].
+  var acc = full<f32>([M, N], c0[0, 0]);
+  if !SPLAT {
+    acc = load(c0, [0, 0], [M, N]);
+  }
   if TB {
     var bt = load(b, [2, 1], [N, K], cached = CACHED);
     if !FWD {
@@ -87,15 +92,16 @@ struct Shape {
 };
 
 /// mm at `level` for one operand type, transposition, operand mode (0: as
-/// loaded, 1: through local buffers, 2: b `cached`) and shape, against a
-/// plain loop.
+/// loaded, 1: through local buffers, 2: b `cached`, 3: as loaded with acc a
+/// splat) and shape, against a plain loop.
 void checkMm(jit::TargetLevel level, const char *type, bool tb, int mode, const Shape &s) {
   static jit::KernelSource src("mma.tile", kMma);
-  const bool fwd = mode != 1, cached = mode == 2;
+  const bool fwd = mode != 1, cached = mode == 2, splat = mode == 3;
   SCOPED_TRACE(std::string(type) + " M=" + std::to_string(s.m) +
                " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
                (tb ? " transB" : "") +
-               (cached ? " cached" : fwd ? " forwarded" : " buffered"));
+               (cached ? " cached" : fwd ? " forwarded" : " buffered") +
+               (splat ? " from a splat" : ""));
   // a is [M + 2, K + 3] (tile at [1, 2]); b is [N + 3, K + 2] with
   // transB, else [K + 3, N + 2] (tile at [2, 1]).
   const int64_t aCols = s.k + 3, bRows = (tb ? s.n : s.k) + 3,
@@ -111,7 +117,8 @@ void checkMm(jit::TargetLevel level, const char *type, bool tb, int mode, const 
        {"K", std::to_string(s.k)},
        {"TB", tb ? "true" : "false"},
        {"FWD", fwd ? "true" : "false"},
-       {"CACHED", cached ? "true" : "false"}});
+       {"CACHED", cached ? "true" : "false"},
+       {"SPLAT", splat ? "true" : "false"}});
   ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
   rt::ArgPack args;
   args.tensor(a.elem, a.bytes.data(), {s.m + 2, aCols})
@@ -121,7 +128,7 @@ void checkMm(jit::TargetLevel level, const char *type, bool tb, int mode, const 
   ASSERT_FALSE(static_cast<bool>(k->kernel->launch(args)));
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
-      float want = acc.values[static_cast<size_t>(i * s.n + j)];
+      float want = acc.values[splat ? 0 : static_cast<size_t>(i * s.n + j)];
       for (int64_t q = 0; q < s.k; ++q) {
         float x = a.values[static_cast<size_t>((i + 1) * aCols + q + 2)];
         float y = tb ? bm.values[static_cast<size_t>((j + 2) * bCols + q + 1)]
@@ -143,7 +150,7 @@ TEST(Mma, EveryFormAndShapeMatchesAPlainLoop) {
   for (jit::TargetLevel level : levels())
     for (const char *type : {"f32", "f16", "bf16", "i8"})
       for (bool tb : {true, false})
-        for (int mode = 0; mode < 3; ++mode)
+        for (int mode = 0; mode < 4; ++mode)
           for (const Shape &s : kMmShapes) {
             if (mode == 1 && (std::string(type) == "bf16" || std::string(type) == "i8"))
               continue; // buffers are covered by f32 and f16
