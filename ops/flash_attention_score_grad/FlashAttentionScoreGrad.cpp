@@ -89,10 +89,12 @@ std::pair<int64_t, int64_t> rowsSeeing(const fag::Problem::Band &band, int64_t s
 void plan(Plan &pl) {
   fag::Problem &p = pl.p;
   pl.bm = pl.bn = p.d > 256 ? 32 : 64;
-  // With bf16 products on AMX-class units the products are cheap against
-  // the per-block vector work: key blocks of 128 halve the per-pair packing
-  // of the query side.
-  if (pl.bf16Products && p.d <= 256)
+  // Key blocks of 128 halve the query side's work per product (its loads
+  // and packing, the dQ partial read and written back, the accumulators
+  // of dK and dV loaded and stored per query block against twice the
+  // products), where a pair of blocks has products enough to pay for the
+  // larger tiles: bf16 products (vdpbf16ps, AMX), or f32 from D = 128.
+  if (p.d <= 256 && (pl.bf16Products || p.d >= 128))
     pl.bn = 128;
   pl.dr = p.dr > 0 ? p.dr : 8;
   // Per-batch table: q0, sq, k0, skv, lo, hi, prefix, Σ sq·skv before b.
