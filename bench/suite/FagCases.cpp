@@ -3,7 +3,8 @@
 // The attention backward on the shapes of issue 23: T = 4 x 1024 (four
 // batches of 1024), N = 8, D = 128, no mask and causal (mode 3), bf16 and
 // fp32; one sequence of 8192 with a band of 1024 (mode 4, pre = 1024,
-// next = 0); GQA 8/2 causal. Compute-bound: the useful FLOPs (5 products x
+// next = 0); GQA 8/2 causal; the band and GQA shapes again at D = 64 and
+// D = 256. Compute-bound: the useful FLOPs (5 products x
 // 2 D per kept (i, j) per query head, kept positions counted exactly from
 // Problem::band) against the arithmetic peak of the dtype measured in this
 // run: the f32 FMA peak for fp32; for bf16 the AMX tdpbf16ps peak where
@@ -43,30 +44,44 @@ using host::DataType;
 namespace {
 
 /// Shape ids: 0 no mask, 1 causal (both T = 4 x 1024, N = 8), 2 one 8192
-/// sequence with a 1024 band, 3 GQA 8/2 causal.
+/// sequence with a 1024 band, 3 GQA 8/2 causal, all at D = 128; 4 and 5 the
+/// GQA and band shapes at D = 64, 6 and 7 at D = 256 (the block and
+/// register choices beyond the headline head size).
+struct Shape {
+  const char *name;
+  int64_t kind; ///< 0 no mask, 1 causal, 2 band, 3 GQA causal
+  int64_t d;
+};
+constexpr Shape kShapes[] = {
+    {"full/T4x1024-N8-D128/tnd", 0, 128},
+    {"causal/T4x1024-N8-D128/tnd", 1, 128},
+    {"band/T8192-N8-D128-W1024/tnd", 2, 128},
+    {"causal-gqa/T4x1024-N8-KV2-D128/tnd", 3, 128},
+    {"causal-gqa/T4x1024-N8-KV2-D64/tnd", 3, 64},
+    {"band/T8192-N8-D64-W1024/tnd", 2, 64},
+    {"causal-gqa/T4x1024-N8-KV2-D256/tnd", 3, 256},
+    {"band/T8192-N8-D256-W1024/tnd", 2, 256},
+};
+
 fag::Config shapeConfig(int64_t shape, DataType t) {
+  const Shape &s = kShapes[shape];
   fag::Config c;
   c.dtype = t;
   c.n1 = 8;
-  c.n2 = shape == 3 ? 2 : 8;
-  c.d = 128;
+  c.n2 = s.kind == 3 ? 2 : 8;
+  c.d = s.d;
   c.seqQ = c.seqKv =
-      shape == 2 ? std::vector<int64_t>{8192} : std::vector<int64_t>(4, 1024);
-  if (shape != 0) {
+      s.kind == 2 ? std::vector<int64_t>{8192} : std::vector<int64_t>(4, 1024);
+  if (s.kind != 0) {
     c.mask = fag::MaskForm::Compressed;
-    c.sparseMode = shape == 2 ? 4 : 3;
-    c.preTokens = shape == 2 ? 1024 : 65536;
-    c.nextTokens = shape == 2 ? 0 : 65536;
+    c.sparseMode = s.kind == 2 ? 4 : 3;
+    c.preTokens = s.kind == 2 ? 1024 : 65536;
+    c.nextTokens = s.kind == 2 ? 0 : 65536;
   }
   return c;
 }
 
-const char *shapeName(int64_t shape) {
-  static const char *names[] = {
-      "full/T4x1024-N8-D128/tnd", "causal/T4x1024-N8-D128/tnd",
-      "band/T8192-N8-D128-W1024/tnd", "causal-gqa/T4x1024-N8-KV2-D128/tnd"};
-  return names[shape];
-}
+const char *shapeName(int64_t shape) { return kShapes[shape].name; }
 
 /// Useful FLOPs: 5 products x 2 D per kept (i, j) per query head.
 double usefulFlops(const fag::Data &data) {
@@ -193,6 +208,27 @@ bench::Registrar r6(caseName(2, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 2, DataType::Float); });
 bench::Registrar r7(caseName(3, DataType::Float), "fag",
                     [](Context &c) { return runFag(c, 3, DataType::Float); });
+// D = 64 and D = 256: GQA causal and band, bf16 then f32.
+bench::Registrar r8(caseName(4, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 4, DataType::BFloat16);
+});
+bench::Registrar r9(caseName(5, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 5, DataType::BFloat16);
+});
+bench::Registrar r10(caseName(4, DataType::Float), "fag",
+                     [](Context &c) { return runFag(c, 4, DataType::Float); });
+bench::Registrar r11(caseName(5, DataType::Float), "fag",
+                     [](Context &c) { return runFag(c, 5, DataType::Float); });
+bench::Registrar r12(caseName(6, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 6, DataType::BFloat16);
+});
+bench::Registrar r13(caseName(7, DataType::BFloat16), "fag", [](Context &c) {
+  return runFag(c, 7, DataType::BFloat16);
+});
+bench::Registrar r14(caseName(6, DataType::Float), "fag",
+                     [](Context &c) { return runFag(c, 6, DataType::Float); });
+bench::Registrar r15(caseName(7, DataType::Float), "fag",
+                     [](Context &c) { return runFag(c, 7, DataType::Float); });
 
 } // namespace
 
