@@ -187,48 +187,18 @@ std::string caseName(int64_t shape, DataType t) {
          (t == DataType::Float ? "/f32" : "/bf16");
 }
 
-// Registration order is the report's order.
-bench::Registrar r0(caseName(0, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 0, DataType::BFloat16);
-});
-bench::Registrar r1(caseName(1, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 1, DataType::BFloat16);
-});
-bench::Registrar r2(caseName(0, DataType::Float), "fag",
-                    [](Context &c) { return runFag(c, 0, DataType::Float); });
-bench::Registrar r3(caseName(1, DataType::Float), "fag",
-                    [](Context &c) { return runFag(c, 1, DataType::Float); });
-bench::Registrar r4(caseName(2, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 2, DataType::BFloat16);
-});
-bench::Registrar r5(caseName(3, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 3, DataType::BFloat16);
-});
-bench::Registrar r6(caseName(2, DataType::Float), "fag",
-                    [](Context &c) { return runFag(c, 2, DataType::Float); });
-bench::Registrar r7(caseName(3, DataType::Float), "fag",
-                    [](Context &c) { return runFag(c, 3, DataType::Float); });
-// D = 64 and D = 256: GQA causal and band, bf16 then f32.
-bench::Registrar r8(caseName(4, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 4, DataType::BFloat16);
-});
-bench::Registrar r9(caseName(5, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 5, DataType::BFloat16);
-});
-bench::Registrar r10(caseName(4, DataType::Float), "fag",
-                     [](Context &c) { return runFag(c, 4, DataType::Float); });
-bench::Registrar r11(caseName(5, DataType::Float), "fag",
-                     [](Context &c) { return runFag(c, 5, DataType::Float); });
-bench::Registrar r12(caseName(6, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 6, DataType::BFloat16);
-});
-bench::Registrar r13(caseName(7, DataType::BFloat16), "fag", [](Context &c) {
-  return runFag(c, 7, DataType::BFloat16);
-});
-bench::Registrar r14(caseName(6, DataType::Float), "fag",
-                     [](Context &c) { return runFag(c, 6, DataType::Float); });
-bench::Registrar r15(caseName(7, DataType::Float), "fag",
-                     [](Context &c) { return runFag(c, 7, DataType::Float); });
+// Registration order is the report's order: the D = 128 cases (full and
+// causal in bf16 then f32, then band and GQA), then GQA and band at D = 64
+// and D = 256, bf16 before f32.
+const bool registered = [] {
+  const std::pair<int64_t, int64_t> order[] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  for (auto [first, second] : order)
+    for (DataType t : {DataType::BFloat16, DataType::Float})
+      for (int64_t shape : {first, second})
+        bench::Registrar(caseName(shape, t), "fag",
+                         [shape, t](Context &c) { return runFag(c, shape, t); });
+  return true;
+}();
 
 } // namespace
 
