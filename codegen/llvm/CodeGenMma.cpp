@@ -606,8 +606,6 @@ void CodeGen::emitMmaBroadcast(const ir::Op &op, const MmaOperands &o) {
 }
 
 
-/// Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
-/// into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
 llvm::Value *CodeGen::pairsIndex(llvm::Value *p, llvm::Value *x, int64_t X, int64_t KH,
                                  int64_t panel) {
   auto &b = b_;
@@ -621,6 +619,8 @@ llvm::Value *CodeGen::pairsIndex(llvm::Value *p, llvm::Value *x, int64_t X, int6
                      b.CreateAdd(b.CreateMul(p, i64(panel)), in));
 }
 
+/// Interleaves rows 2p and 2p + 1 of a [K, X] bf16 tile (rows ld apart)
+/// into dst [K / 2, X] pairs: 16 columns at a time, a two-source shuffle.
 void CodeGen::interleavePairs(llvm::Value *src, llvm::Value *ld, llvm::Value *dst, int64_t X,
                               int64_t KH, int64_t panel) {
   auto &b = b_;
