@@ -279,9 +279,11 @@ llvm::Value *CodeGen::emitElementwise(const ir::Op &op,
 
 void CodeGen::emitSplat(const ir::Op &op) {
   const ir::Value *res = op.result();
-  // An mma marked acc_splat, its one reader, starts from the value itself.
-  if (const ir::Op *user = uses_->singleUser(res);
-      user && user->kind() == OpKind::Mma && user->attrs().accSplat)
+  // The accumulator of an mma marked acc_splat, its one reader: the mma
+  // starts from the value itself.
+  if (const ir::Op *user = uses_->singleUser(res); user && user->kind() == OpKind::Mma &&
+                                                   user->attrs().accSplat &&
+                                                   user->operand(2) == res)
     return;
   ScalarKind k = res->type().elem();
   int64_t n = res->type().numElements();
