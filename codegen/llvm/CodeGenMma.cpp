@@ -768,28 +768,26 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
     emitMmaAmx(AR, ldaBytes, PB, C, M, N, K, op.attrs().canonicalNaN);
     return;
   }
-  // The pair of a for row m at pair p, as a splat of 16 pairs.
-  auto aPair = [&](llvm::Value *m, llvm::Value *p) {
-    llvm::Value *w =
-        PA ? b.CreateAlignedLoad(i32, at32(PA, b.CreateAdd(b.CreateMul(p, i64(M)), m)),
-                                 llvm::Align(4))
-           : b.CreateAlignedLoad(i32,
-                                 at16(fa.base, b.CreateAdd(b.CreateMul(m, fa.strides[0]),
-                                                           b.CreateMul(p, i64(2)))),
-                                 llvm::Align(2));
-    return b.CreateBitCast(b.CreateVectorSplat(L, w), vbf);
-  };
-
   const unsigned MR = static_cast<unsigned>(at.blockRows);
   llvm::Value *start = accStart(op);
   auto micro = [&](llvm::Value *m0, unsigned mr, llvm::Value *n0, int64_t cols) {
     AccBlock acc = loadAccumulators(C, N, m0, mr, n0, cols, start);
-    // A read in place: each row's start, outside the K loop, so a step's
-    // pair is one load from a row pointer (no address arithmetic per row).
+    // The pair of a for row m at pair p, as a splat of 16 pairs: from the
+    // packed pairs [K / 2, M], or (a read in place) from the row's start,
+    // made here outside the K loop, so a step's pair is one load from a row
+    // pointer with no address arithmetic per row.
     std::vector<llvm::Value *> rowOf(mr, nullptr);
     if (!PA)
       for (unsigned m = 0; m < mr; ++m)
         rowOf[m] = at16(fa.base, b.CreateMul(b.CreateAdd(m0, i64(m)), fa.strides[0]));
+    auto aPair = [&](unsigned m, llvm::Value *p) {
+      llvm::Value *w =
+          PA ? b.CreateAlignedLoad(
+                   i32, at32(PA, b.CreateAdd(b.CreateMul(p, i64(M)), b.CreateAdd(m0, i64(m)))),
+                   llvm::Align(4))
+             : b.CreateAlignedLoad(i32, at16(rowOf[m], b.CreateMul(p, i64(2))), llvm::Align(2));
+      return b.CreateBitCast(b.CreateVectorSplat(L, w), vbf);
+    };
     const unsigned nv = acc.nv;
     const std::vector<llvm::Value *> &masks = acc.masks, &init = acc.init;
     std::vector<llvm::Value *> out = emitCarriedLoop(
@@ -808,12 +806,7 @@ void CodeGen::emitMmaBf16Pairs(const ir::Op &op, const Forwarded &fa, llvm::Valu
           }
           std::vector<llvm::Value *> next(mr * nv);
           for (unsigned m = 0; m < mr; ++m) {
-            llvm::Value *as =
-                PA ? aPair(b.CreateAdd(m0, i64(m)), p)
-                   : b.CreateBitCast(
-                         b.CreateVectorSplat(L, b.CreateAlignedLoad(i32, at16(rowOf[m], b.CreateMul(p, i64(2))),
-                                                                    llvm::Align(2))),
-                         vbf);
+            llvm::Value *as = aPair(m, p);
             for (unsigned v = 0; v < nv; ++v)
               next[m * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
                                                    {}, {accs[m * nv + v], as, bvec[v]});

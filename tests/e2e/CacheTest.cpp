@@ -1,5 +1,6 @@
 //===- CacheTest.cpp - Tiling keys and the in-process kernel cache --------===//
 #include "jit/Compiler.h"
+#include "tests/e2e/ScaleKernel.h"
 
 #include <gtest/gtest.h>
 
@@ -34,12 +35,7 @@ TilingKey::Fields baseFields() {
   return f;
 }
 
-const char *kScale = R"(
-kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cdiv(N, BN)) {
-  let i = program_id(0) * BN;
-  store(y, [i], cast<T>(cast<f32>(load(x, [i], [BN])) * a));
-}
-)";
+using test_support::kScale;
 
 } // namespace
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
+#include "tests/e2e/ScaleKernel.h"
 
 #include <gtest/gtest.h>
 
@@ -24,12 +25,7 @@ using namespace tilejit::jit;
 
 namespace {
 
-const char *kScale = R"(
-kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cdiv(N, BN)) {
-  let i = program_id(0) * BN;
-  store(y, [i], cast<T>(cast<f32>(load(x, [i], [BN])) * a));
-}
-)";
+using test_support::kScale;
 
 /// Sets the tier's bound for one test (after emptying it, and with no disk
 /// tier: a request the memory tier misses compiles) and restores both.

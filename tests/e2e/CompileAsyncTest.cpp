@@ -9,6 +9,7 @@
 #include "jit/CompilePool.h"
 #include "jit/Compiler.h"
 #include "jit/DiskCache.h"
+#include "tests/e2e/ScaleKernel.h"
 #include "tilejit/tilejit.h"
 
 #include <gtest/gtest.h>
@@ -20,12 +21,7 @@
 
 namespace {
 
-const char *kScale = R"(
-kernel scale<T: f32|f16, BN: i64 = 64>(x: gm<T>[N], y: gm<T>[N], a: f32) grid(cdiv(N, BN)) {
-  let i = program_id(0) * BN;
-  store(y, [i], cast<T>(cast<f32>(load(x, [i], [BN])) * a));
-}
-)";
+using tilejit::test_support::kScale;
 
 /// No disk tier for one test: a request the memory tier misses compiles.
 class NoDiskScope {
